@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install the npm peers the MCP interop tests run against into the folder given as $1
+# (a cache folder: a second run with the same versions installed does nothing).
+# The tests find them through AGENTTOOL_NODE_PEERS=<that folder>.
+set -eu
+if [ $# -ne 1 ]; then
+    echo "usage: $0 CACHE_DIR" >&2
+    exit 2
+fi
+EVERYTHING_VERSION=2026.8.31
+INSPECTOR_VERSION=2.12.0
+dir=$1
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "node-peers: node or npm is not on PATH; the node interop tests will skip" >&2
+    exit 0
+fi
+mkdir -p "$dir"
+stamp="$dir/.agenttool-node-peers"
+want="server-everything@$EVERYTHING_VERSION inspector@$INSPECTOR_VERSION"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
+    && [ -f "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] \
+    && [ -e "$dir/node_modules/.bin/mcp-inspector" ]; then
+    exit 0
+fi
+[ -f "$dir/package.json" ] || echo '{"name":"agenttool-node-peers","private":true}' > "$dir/package.json"
+npm install --prefix "$dir" --no-audit --no-fund --save-exact --loglevel=error \
+    "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+echo "$want" > "$stamp"
