@@ -37,6 +37,69 @@ from typing import (
 
 __version__ = "0.1.0"
 
+__all__ = [
+    # errors
+    "ValidationError",
+    "SchemaError",
+    "ToolCrash",
+    "Cancelled",
+    "NoTool",
+    "CloseError",
+    # schema, validation, decoding
+    "Meta",
+    # results
+    "Part",
+    "Result",
+    "text",
+    "parts",
+    "output",
+    "image",
+    "file",
+    "error_message",
+    "error_result",
+    # calls and their context
+    "Call",
+    "ProgressInfo",
+    "current_call",
+    "progress",
+    "cancelled",
+    "cancel_event",
+    "Record",
+    "record_of",
+    "write_record",
+    "Elicitation",
+    "Answer",
+    "Action",
+    "elicit",
+    # tools
+    "Tool",
+    "Annotations",
+    "Replay",
+    "PROPERTIES",
+    "NO_ARGS",
+    "is_strict",
+    "is_sequential",
+    "resource_of",
+    "annotations_of",
+    "confined_by",
+    "replay_of",
+    "FunctionTool",
+    "tool",
+    "new",
+    "new_func",
+    "wrap",
+    "unwrap",
+    # definitions and sets
+    "definition",
+    "definition_hash",
+    "ToolSet",
+    # the executor
+    "DEFAULT_MAX_PARALLEL",
+    "Job",
+    "Event",
+    "Executor",
+]
+
 # ---------------------------------------------------------------------------------------------
 # Errors shared by every section
 # ---------------------------------------------------------------------------------------------
@@ -1181,6 +1244,8 @@ class Executor:
                     continue
                 pending -= 1
                 yield event
+                if cancel is not None and cancel.is_set():
+                    batch.cancel()
                 chain = chain_of[event.index]
                 position[chain] += 1
                 if position[chain] < len(chains[chain]):
@@ -1253,3 +1318,12 @@ class Executor:
             return result, None
         finally:
             _scope.reset(token)
+
+
+# TEMPORARY until the schema part is merged
+def _doc_summary(fn: Any) -> str:
+    return (inspect.getdoc(fn) or "").split("\n\n")[0].replace("\n", " ")
+
+
+def _loads(text: Any) -> Any:
+    return json.loads(text)
