@@ -694,6 +694,142 @@ class TestExecutor(unittest.TestCase):
         self.assertEqual(threading.active_count(), before)
 
 
+@at.tool
+def read_file(path: str, max_bytes: int = 0) -> str:
+    """Read a file from disk.
+
+    Args:
+        path: Absolute path to read
+        max_bytes: Stop after this many bytes
+    """
+    return f"{path}:{max_bytes}"
+
+
+@dataclasses.dataclass
+class Move:
+    to: Point
+    speed: float = 1.0
+
+
+class TestBuildingTools(unittest.TestCase):
+    def test_the_decorated_function_is_still_the_plain_function(self) -> None:
+        self.assertEqual(read_file("/etc/hosts", 5), "/etc/hosts:5")
+        self.assertEqual(read_file.__name__, "read_file")
+        self.assertEqual(read_file.name, "read_file")
+        self.assertEqual(read_file.description, "Read a file from disk.")
+
+    def test_the_definition_follows_the_corpus(self) -> None:
+        path = os.path.join(CORPUS, "read_file.json")
+        if not os.path.exists(path):
+            self.skipTest("../shared/conformance is not beside the repository")
+        with open(path, encoding="utf-8") as f:
+            self.assertEqual(read_file.parameters, json.load(f))
+
+    def test_options_with_the_decorator(self) -> None:
+        @at.tool(name="shout", description="Shout it.", strict=True, resource="voice")
+        def loud(text: str, times: int = 1) -> str:
+            return text.upper() * times
+
+        self.assertEqual((loud.name, loud.description), ("shout", "Shout it."))
+        self.assertTrue(at.is_strict(loud))
+        self.assertEqual(at.resource_of(loud), "voice")
+        self.assertEqual(loud.parameters["required"], ["text", "times"])  # type: ignore[index]
+        self.assertEqual(loud.execute(at.Call("1", '{"text": "a", "times": null}')).output, "A")
+        with self.assertRaises(at.ValidationError) as caught:
+            loud.execute(at.Call("1", '{"text": "a", "times": 2, "bogus": 1}'))
+        self.assertEqual(str(caught.exception), 'invalid arguments: unexpected property "bogus"')
+
+    def test_arguments_are_validated_and_decoded_before_the_function_runs(self) -> None:
+        ran: List[Any] = []
+
+        @at.tool
+        def when(day: datetime.date, color: Color, tags: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+            ran.append((day, color, tags))
+            return "ok"
+
+        self.assertEqual(when.execute(at.Call("1", '{"day": "2024-01-02", "color": "red", "tags": ["a"]}')).output, "ok")
+        self.assertEqual(ran, [(datetime.date(2024, 1, 2), Color.RED, {"a"})])
+        for args, message in [
+            ('{"day": "2024-01-02"}', 'invalid arguments: missing required property "color"'),
+            ('{"day": 3, "color": "red"}', "invalid arguments: day: expected string, got 3"),
+            ('{"day": "2024-01-02", "color": "blue"}', 'invalid arguments: color: expected one of ["red"], got "blue"'),
+            ('{"day": "2024-01-02", "color": "red", "colour": 1}', 'invalid arguments: unexpected property "colour"'),
+            ("[1]", "invalid arguments: expected a JSON object"),
+            ('"text"', "invalid arguments: expected a JSON object"),
+        ]:
+            with self.assertRaises(at.ValidationError) as caught:
+                when.execute(at.Call("1", args))
+            self.assertEqual(str(caught.exception), message)
+        self.assertEqual(len(ran), 1)
+        with self.assertRaises(at.ValidationError) as caught:
+            when.execute(at.Call("1", "{not json"))
+        self.assertTrue(str(caught.exception).startswith("invalid arguments: not valid JSON: "))
+
+    def test_empty_arguments_mean_an_empty_object(self) -> None:
+        @at.tool
+        def ping() -> str:
+            return "pong"
+
+        for args in ("", b"", None, {}, "  "):
+            self.assertEqual(ping.execute(at.Call("1", args)).output, "pong")
+        with self.assertRaises(at.ValidationError) as caught:
+            read_file.execute(at.Call("1", ""))
+        self.assertEqual(str(caught.exception), 'invalid arguments: missing required property "path"')
+
+    def test_invalid_arguments_reach_the_model_as_an_error_and_never_the_function(self) -> None:
+        results, errors = at.Executor().results([at.Job(read_file, at.Call("1", '{"path": 1}'))])
+        self.assertIsNone(results[0])
+        self.assertEqual(at.error_result(errors[0]).output, "Error: invalid arguments: path: expected string, got 1")  # type: ignore[arg-type]
+
+    def test_a_single_dataclass_parameter_is_a_property_unless_struct_is_asked(self) -> None:
+        def move(to: Point) -> str:
+            return f"{to.x},{to.y}"
+
+        t = at.new("move", "", move)
+        self.assertEqual(list(t.parameters["properties"]), ["to"])  # type: ignore[index]
+        self.assertEqual(t.execute(at.Call("1", '{"to": {"x": 1, "y": 2}}')).output, "1,2")
+
+        def go(m: Move) -> str:
+            return f"{m.to.x},{m.to.y} at {m.speed}"
+
+        s = at.new("go", "", go, struct=True)
+        self.assertEqual(list(s.parameters["properties"]), ["to", "speed"])  # type: ignore[index]
+        self.assertEqual(s.execute(at.Call("1", '{"to": {"x": 3, "y": 4}}')).output, "3,4 at 1.0")
+
+    def test_a_supplied_schema_is_served_verbatim_and_not_validated(self) -> None:
+        custom = {"type": "object", "properties": {"x": {"type": "string"}}}
+        t = at.new("custom", "", lambda **kw: kw, parameters=custom)
+        self.assertIs(t.parameters, custom)
+        self.assertEqual(t.execute(at.Call("1", '{"x": 1}')).output, '{"x":1}')
+        checked = at.new("custom", "", lambda **kw: kw, parameters=custom, validate=True)
+        with self.assertRaises(at.ValidationError):
+            checked.execute(at.Call("1", '{"x": 1}'))
+
+    def test_a_type_that_cannot_be_expressed_fails_at_registration_naming_the_parameter(self) -> None:
+        def bad(opts: Dict[int, str]) -> None: ...
+
+        with self.assertRaisesRegex(TypeError, "opts"):
+            at.tool(bad)
+
+    def test_validate_false_skips_the_schema_check_but_still_decodes(self) -> None:
+        def double(n: int) -> int:
+            return n * 2
+
+        t = at.new("double", "", double, validate=False)
+        self.assertIsNotNone(t.parameters)
+        self.assertEqual(t.execute(at.Call("1", '{"n": 2}')).output, "4")
+        with self.assertRaises(at.ValidationError):
+            t.execute(at.Call("1", '{"n": 2, "m": 3}'))
+
+    def test_an_async_function_is_a_tool(self) -> None:
+        @at.tool
+        async def fetch(url: str) -> Dict[str, str]:
+            await asyncio.sleep(0)
+            return {"url": url}
+
+        self.assertEqual(fetch.execute(at.Call("1", '{"url": "x"}')).output, '{"url":"x"}')
+
+
 class TestAsyncTools(unittest.TestCase):
     def test_async_tools_share_one_loop_across_calls(self) -> None:
         loops: List[Any] = []

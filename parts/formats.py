@@ -13,13 +13,15 @@ attribute, so nothing needs an SDK installed and nothing here calls a model.
 
 from __future__ import annotations
 
+import collections.abc
+import dataclasses
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Union
 
-from agenttool import Result, error_message, error_result
+from agenttool import Result as Result
+from agenttool import error_message as error_message
+from agenttool import error_result as error_result
 
 # __all__ += []  (this part has no public names: ToolSet.run and definition() are its faces)
 
@@ -56,7 +58,8 @@ _Outcome = Union[Result, BaseException]
 def _check_format(format: str) -> str:
     if format not in _FORMATS:
         known = ", ".join(f'"{f}"' for f in _FORMATS)
-        raise ValueError(f"unknown format {format!r}: expected one of {known}")
+        given = json.dumps(format) if isinstance(format, str) else repr(format)
+        raise ValueError(f"unknown format {given}: expected one of {known}")
     return format
 
 
@@ -80,7 +83,7 @@ def _provider_definition(defn: dict[str, Any], format: str) -> dict[str, Any]:
     import copy
 
     _check_format(format)
-    if not isinstance(defn, Mapping):
+    if not isinstance(defn, collections.abc.Mapping):
         raise ValueError(f"definition: expected a dict, got {type(defn).__name__}")
     name = defn.get("name")
     if not isinstance(name, str) or not name:
@@ -150,7 +153,7 @@ def _check_name(name: str, format: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclasses.dataclass
 class _ProviderCall:
     """One function call read from a provider's items, in the provider's own terms.
 
@@ -165,10 +168,10 @@ class _ProviderCall:
     minted: bool = False
 
 
-_MISSING = object()
+_ABSENT = object()
 
 
-def _camel(name: str) -> str:
+def _camel_case(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(w[:1].upper() + w[1:] for w in rest)
 
@@ -178,26 +181,26 @@ def _field(obj: Any, name: str) -> Any:
 
     ``name`` is snake_case; the camelCase spelling (Gemini's REST JSON) is tried as well.
     """
-    camel = _camel(name)
-    if isinstance(obj, Mapping):
-        value = obj.get(name, _MISSING)
-        if value is _MISSING and camel != name:
-            value = obj.get(camel, _MISSING)
+    camel = _camel_case(name)
+    if isinstance(obj, collections.abc.Mapping):
+        value = obj.get(name, _ABSENT)
+        if value is _ABSENT and camel != name:
+            value = obj.get(camel, _ABSENT)
     else:
-        value = getattr(obj, name, _MISSING)
-        if value is _MISSING and camel != name:
-            value = getattr(obj, camel, _MISSING)
-    return None if value is _MISSING else value
+        value = getattr(obj, name, _ABSENT)
+        if value is _ABSENT and camel != name:
+            value = getattr(obj, camel, _ABSENT)
+    return None if value is _ABSENT else value
 
 
-def _has(obj: Any, name: str) -> bool:
-    camel = _camel(name)
-    if isinstance(obj, Mapping):
+def _has_field(obj: Any, name: str) -> bool:
+    camel = _camel_case(name)
+    if isinstance(obj, collections.abc.Mapping):
         return name in obj or camel in obj
     return hasattr(obj, name) or hasattr(obj, camel)
 
 
-def _seq(value: Any) -> list[Any] | None:
+def _as_list(value: Any) -> list[Any] | None:
     if isinstance(value, (list, tuple)):
         return list(value)
     return None
@@ -217,98 +220,106 @@ _GEMINI_PART_KEYS = (
 )
 
 
-@dataclass
-class _Found:
+@dataclasses.dataclass
+class _FoundItem:
     fmt: str
     where: str
     call: Any  # the raw call item; None for evidence of a format without a call
 
 
-def _walk(obj: Any, where: str, out: list[_Found]) -> None:
+def _walk_items(obj: Any, where: str, out: list[_FoundItem]) -> None:
     """Collect the function calls (and format evidence) in one item, depth first, in order."""
     if obj is None or isinstance(obj, (str, bytes, bytearray, int, float, bool)):
         raise ValueError(
             f"{where}: expected a provider's item (a dict or an SDK object), "
             f"got {type(obj).__name__}"
         )
-    items = _seq(obj)
+    items = _as_list(obj)
     if items is not None:
         for i, item in enumerate(items):
-            _walk(item, f"{where}[{i}]", out)
+            _walk_items(item, f"{where}[{i}]", out)
         return
 
     kind = _field(obj, "type")
     # Calls themselves.
     if kind == "function_call":
-        out.append(_Found("responses", where, obj))
+        out.append(_FoundItem("responses", where, obj))
         return
     if kind == "tool_use":
-        out.append(_Found("anthropic", where, obj))
+        out.append(_FoundItem("anthropic", where, obj))
         return
     if kind == "function" and _field(obj, "function") is not None:
-        out.append(_Found("chat", where, obj))
+        out.append(_FoundItem("chat", where, obj))
         return
     # Containers, outermost first.
     tool_calls = _field(obj, "tool_calls")
-    if tool_calls is not None or (_field(obj, "role") == "assistant" and _has(obj, "tool_calls")):
-        out.append(_Found("chat", where, None))
-        for i, item in enumerate(_seq(tool_calls) or []):
-            _walk(item, f"{where}.tool_calls[{i}]", out)
+    if tool_calls is not None or (
+        _field(obj, "role") == "assistant" and _has_field(obj, "tool_calls")
+    ):
+        out.append(_FoundItem("chat", where, None))
+        for i, item in enumerate(_as_list(tool_calls) or []):
+            _walk_items(item, f"{where}.tool_calls[{i}]", out)
         return
-    choices = _seq(_field(obj, "choices"))
+    choices = _as_list(_field(obj, "choices"))
     if choices is not None:
         # Choices are alternatives, not a batch: the first is the answer (n=1, the default).
-        out.append(_Found("chat", where, None))
+        out.append(_FoundItem("chat", where, None))
         if choices:
-            _walk(choices[0], f"{where}.choices[0]", out)
+            _walk_items(choices[0], f"{where}.choices[0]", out)
         return
     if _field(obj, "finish_reason") is not None and _field(obj, "message") is not None:
-        out.append(_Found("chat", where, None))
-        _walk(_field(obj, "message"), f"{where}.message", out)
+        out.append(_FoundItem("chat", where, None))
+        _walk_items(_field(obj, "message"), f"{where}.message", out)
         return
     if _field(obj, "object") == "response" or kind == "response":
-        out.append(_Found("responses", where, None))
-        for i, item in enumerate(_seq(_field(obj, "output")) or []):
-            _walk(item, f"{where}.output[{i}]", out)
+        out.append(_FoundItem("responses", where, None))
+        for i, item in enumerate(_as_list(_field(obj, "output")) or []):
+            _walk_items(item, f"{where}.output[{i}]", out)
         return
-    candidates = _seq(_field(obj, "candidates"))
+    candidates = _as_list(_field(obj, "candidates"))
     if candidates is not None:
         # Like choices: candidates are alternatives, the first is the answer.
-        out.append(_Found("gemini", where, None))
+        out.append(_FoundItem("gemini", where, None))
         if candidates:
-            _walk(candidates[0], f"{where}.candidates[0]", out)
+            _walk_items(candidates[0], f"{where}.candidates[0]", out)
         return
     function_call = _field(obj, "function_call")
     if function_call is not None and kind is None and _field(obj, "role") is None:
-        out.append(_Found("gemini", where, obj))
+        out.append(_FoundItem("gemini", where, obj))
         return
-    parts = _seq(_field(obj, "parts"))
+    parts = _as_list(_field(obj, "parts"))
     if parts is not None:
-        out.append(_Found("gemini", where, None))
+        out.append(_FoundItem("gemini", where, None))
         for i, item in enumerate(parts):
-            _walk(item, f"{where}.parts[{i}]", out)
+            _walk_items(item, f"{where}.parts[{i}]", out)
         return
     content = _field(obj, "content")
-    blocks = _seq(content)
+    blocks = _as_list(content)
     if blocks is not None:
         if kind == "message" and _field(obj, "stop_reason") is not None:
-            out.append(_Found("anthropic", where, None))
+            out.append(_FoundItem("anthropic", where, None))
         for i, item in enumerate(blocks):
-            _walk(item, f"{where}.content[{i}]", out)
+            _walk_items(item, f"{where}.content[{i}]", out)
         return
-    if content is not None and not isinstance(content, str) and _has(content, "parts"):
-        _walk(content, f"{where}.content", out)  # a Gemini Candidate
+    if content is not None and not isinstance(content, str) and _has_field(content, "parts"):
+        _walk_items(content, f"{where}.content", out)  # a Gemini Candidate
         return
-    if kind is None and _field(obj, "name") is not None and _has(obj, "args"):
-        out.append(_Found("gemini", where, {"function_call": obj}))  # a bare FunctionCall
+    if kind is None and _field(obj, "name") is not None and _has_field(obj, "args"):
+        out.append(_FoundItem("gemini", where, {"function_call": obj}))  # a bare FunctionCall
         return
     # Not a function call: another item type (a message, reasoning, text, a hosted tool's
     # call, a Gemini text part...).  Those are skipped; a shape nobody uses is refused.
     if isinstance(kind, str) or _field(obj, "role") is not None:
         return
-    if any(_field(obj, key) is not None for key in _GEMINI_PART_KEYS) or _has(obj, "function_call"):
+    if any(_field(obj, key) is not None for key in _GEMINI_PART_KEYS) or _has_field(
+        obj, "function_call"
+    ):
         return
-    keys = sorted(str(k) for k in obj) if isinstance(obj, Mapping) else [type(obj).__name__]
+    keys = (
+        sorted(str(k) for k in obj)
+        if isinstance(obj, collections.abc.Mapping)
+        else [type(obj).__name__]
+    )
     raise ValueError(
         f"{where}: not a function call of any provider (a Responses function_call, a Chat "
         f"Completions tool call, an Anthropic tool_use block or a Gemini functionCall part), "
@@ -323,27 +334,33 @@ def _text_field(obj: Any, name: str, where: str, what: str) -> str:
     return value
 
 
-def _read_calls(items: Iterable[Any], format: str | None) -> tuple[str, list[_ProviderCall]]:
+def _read_calls(
+    items: collections.abc.Iterable[Any], format: str | None
+) -> tuple[str, list[_ProviderCall]]:
     """The function calls in a provider's items, in model order, and the provider's format.
 
     ``items`` is whatever the host holds: a whole response (Responses ``Response``, a
     ``ChatCompletion``, an Anthropic ``Message``, a ``GenerateContentResponse``), a message or
     Content, its list of items, blocks or parts, or the calls alone; dicts or SDK objects.
-    Items that are not function calls are skipped.  With ``format`` None it is told from the
+    Items that are not function calls are skipped (messages, reasoning, text, thinking, hosted
+    or custom tool calls, Chat's deprecated ``function_call``: those are the host's).  Of a
+    response's ``choices`` or ``candidates`` the first is read (they are alternatives, not a
+    batch).  Gemini calls without an id get ``call_<i>`` by position, never sent back to
+    Gemini, which pairs responses by name and order.  With ``format`` None it is told from the
     items; items of two formats, or a format that disagrees with ``format``, raise
     ``ValueError``.  With no calls the format is the given one, else the one the items show,
     else ``responses`` (there is nothing to answer either way).
     """
     if format is not None:
         _check_format(format)
-    if isinstance(items, (list, tuple)) or isinstance(items, Iterator):
+    if isinstance(items, (list, tuple)) or isinstance(items, collections.abc.Iterator):
         top = list(items)
-        found: list[_Found] = []
+        found: list[_FoundItem] = []
         for i, item in enumerate(top):
-            _walk(item, f"item {i}", found)
+            _walk_items(item, f"item {i}", found)
     else:
         found = []
-        _walk(items, "items", found)
+        _walk_items(items, "items", found)
 
     seen: dict[str, str] = {}
     for f in found:
@@ -418,7 +435,13 @@ def _output_items(
     ``Error: <message>`` where the provider has no error flag (Responses, Chat); Anthropic
     gets ``is_error: true`` and Gemini an ``{"error": message}`` response, the message then
     without the ``Error: `` prefix, since the flag already says it (Anthropic's own examples
-    write it so).  Parts a provider cannot hold become a line of text saying what was left out.
+    write it so).  Parts a provider cannot hold become a line of text saying what was left out,
+    like ``[image omitted: image/png, 1234 bytes]``: Chat Completions takes text only (parts
+    joined by newlines); Anthropic takes text, images (jpeg, png, gif, webp; base64 or URL)
+    and documents (PDF, plain text); Gemini takes the text as ``{"output": text}`` and inline
+    images and PDFs in ``functionResponse.parts`` (Gemini 3's multimodal function responses;
+    URLs cannot go there in the Gemini API).  Send Anthropic's items as a user message's
+    content, Gemini's as a Content's parts.
     """
     _check_format(format)
     if len(calls) != len(outcomes):
@@ -499,28 +522,31 @@ def _parts_of(output: Any) -> list[dict[str, Any]]:
     if isinstance(output, str):
         return [{"type": "text", "text": output}]
     if isinstance(output, (list, tuple)):
-        return [p if isinstance(p, Mapping) else {"type": "text", "text": str(p)} for p in output]
+        return [
+            dict(p) if isinstance(p, collections.abc.Mapping) else {"type": "text", "text": str(p)}
+            for p in output
+        ]
     return [{"type": "text", "text": json.dumps(output, default=str)}]
 
 
-def _responses_part(part: Mapping[str, Any]) -> dict[str, Any]:
+def _responses_part(part: collections.abc.Mapping[str, Any]) -> dict[str, Any]:
     kind = part.get("type")
     if kind in ("text", "input_text", "output_text"):
-        return {"type": "input_text", "text": _text(part)}
+        return {"type": "input_text", "text": _part_text(part)}
     if kind in ("input_image", "input_file", "input_video"):
         return dict(part)
-    return {"type": "input_text", "text": _note(part)}
+    return {"type": "input_text", "text": _omitted_note(part)}
 
 
-def _text(part: Mapping[str, Any]) -> str:
+def _part_text(part: collections.abc.Mapping[str, Any]) -> str:
     value = part.get("text")
     return value if isinstance(value, str) else ""
 
 
-def _text_or_note(part: Mapping[str, Any]) -> str:
+def _text_or_note(part: collections.abc.Mapping[str, Any]) -> str:
     if part.get("type") in ("text", "input_text", "output_text"):
-        return _text(part)
-    return _note(part)
+        return _part_text(part)
+    return _omitted_note(part)
 
 
 def _data_url(url: Any) -> tuple[str, str] | None:
@@ -543,7 +569,7 @@ def _b64_size(data: str) -> int:
     return max(0, n * 3 // 4 - (2 if data.endswith("==") else 1 if data.endswith("=") else 0))
 
 
-def _file_source(part: Mapping[str, Any]) -> tuple[str, str, str]:
+def _file_source(part: collections.abc.Mapping[str, Any]) -> tuple[str, str, str]:
     """``(mime, base64 data, url)`` of an ``input_file`` part; empty where absent."""
     filename = part.get("filename") or ""
     mime = str(part.get("mime_type") or part.get("media_type") or "")
@@ -559,7 +585,7 @@ def _file_source(part: Mapping[str, Any]) -> tuple[str, str, str]:
     return mime, data if isinstance(data, str) else "", url if isinstance(url, str) else ""
 
 
-def _note(part: Mapping[str, Any]) -> str:
+def _omitted_note(part: collections.abc.Mapping[str, Any]) -> str:
     """A line of text saying what part was left out, for a provider that cannot hold it."""
     kind = str(part.get("type") or "unknown")
     label = kind[6:] if kind.startswith("input_") else kind
@@ -581,10 +607,10 @@ def _note(part: Mapping[str, Any]) -> str:
     return f"[{label} omitted: {', '.join(facts)}]" if facts else f"[{label} omitted]"
 
 
-def _anthropic_block(part: Mapping[str, Any]) -> dict[str, Any] | None:
+def _anthropic_block(part: collections.abc.Mapping[str, Any]) -> dict[str, Any] | None:
     kind = part.get("type")
     if kind in ("text", "input_text", "output_text"):
-        text = _text(part)
+        text = _part_text(part)
         return {"type": "text", "text": text} if text else None
     if kind == "input_image":
         url = part.get("image_url")
@@ -606,15 +632,15 @@ def _anthropic_block(part: Mapping[str, Any]) -> dict[str, Any] | None:
         elif mime == "application/pdf" and url.startswith(("https://", "http://")):
             doc = {"type": "document", "source": {"type": "url", "url": url}}
         elif mime == "text/plain" and data:
-            text = _decode_text(data)
-            if text is not None:
-                source = {"type": "text", "media_type": "text/plain", "data": text}
+            decoded = _decode_text(data)
+            if decoded is not None:
+                source = {"type": "text", "media_type": "text/plain", "data": decoded}
                 doc = {"type": "document", "source": source}
         if doc is not None:
             if isinstance(title, str) and title:
                 doc["title"] = title
             return doc
-    return {"type": "text", "text": _note(part)}
+    return {"type": "text", "text": _omitted_note(part)}
 
 
 def _decode_text(data: str) -> str | None:
@@ -627,7 +653,7 @@ def _decode_text(data: str) -> str | None:
         return None
 
 
-def _gemini_inline(part: Mapping[str, Any]) -> dict[str, Any] | None:
+def _gemini_inline(part: collections.abc.Mapping[str, Any]) -> dict[str, Any] | None:
     """A functionResponse part with the part's bytes inline, or None when Gemini cannot hold it.
 
     The Gemini API takes media in a function response only inline (``fileData`` there is

@@ -1,0 +1,2052 @@
+"""agenttool_mcp: MCP both ways for agenttool, on the official ``mcp`` SDK 2.x (Python 3.10+).
+
+Serve any agenttool ``Tool`` as an MCP server (``build_server``, ``serve``) and use the tools of
+any MCP server as agenttool tools (``connect``, ``aconnect``).  The SDK does the protocol; this
+module maps it to the contract both ways.  ``mcp`` is imported lazily, inside the functions that
+need it, because importing it costs about 0.6 s.
+
+Command line: ``python -m agenttool_mcp serve TARGET [--http HOST:PORT]``,
+``python -m agenttool_mcp list [--prefix P] (--url URL | -- COMMAND ...)`` and
+``python -m agenttool_mcp call (--url URL | -- COMMAND ...) --tool NAME --args JSON``.
+
+Copyright (c) 2026 the agenttool authors.  MIT licence (see LICENSE).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextvars
+import dataclasses
+import itertools
+import json
+import os
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+import agenttool as at
+
+if TYPE_CHECKING:  # pragma: no cover - the SDK is imported lazily at run time
+    import asyncio
+    import concurrent.futures
+
+    import mcp.types as mt
+    from mcp.client.auth import TokenStorage
+    from mcp.client.client import Client
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from mcp.server.session import ServerSession
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+__all__ = [
+    "RECORD_META_KEY",
+    "TOOL_META_KEY",
+    "AsyncRemote",
+    "FileTokenStore",
+    "MCPToolError",
+    "MemoryTokenStore",
+    "Remote",
+    "RemoteError",
+    "RemoteRecord",
+    "aconnect",
+    "build_server",
+    "connect",
+    "content_of",
+    "current_request_context",
+    "current_session",
+    "main",
+    "result_of",
+    "serve",
+    "set_tools",
+]
+
+RECORD_META_KEY = "io.github.christopherdavenport.agenttool/record"
+"""The ``_meta`` key of a result that carries a record: ``{"ns", "data"}`` (data: JSON text)."""
+
+TOOL_META_KEY = "io.github.christopherdavenport.agenttool/tool"
+"""The ``_meta`` key of a tool definition: ``{"sequential", "resource", "readOnly"}``, when set."""
+
+_EMPTY_SCHEMA: dict[str, Any] = dict(
+    getattr(at, "NO_ARGS", {"type": "object", "properties": {}, "required": []})
+)
+_CLOSED = "mcp: connection closed"
+_LOST = "mcp: connection closed by the server"
+_CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
+_REQUEST_TIMEOUT = -32001  # mcp_types.REQUEST_TIMEOUT
+
+
+def _mcp_available() -> None:
+    """Fail with a clear message when the SDK cannot be used here."""
+    if sys.version_info < (3, 10):
+        raise RuntimeError("agenttool_mcp needs Python 3.10 or newer (the mcp SDK 2.x does)")
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError(
+            "agenttool_mcp needs the mcp SDK: pip install 'agenttool[mcp]' (mcp>=2.3,<3)"
+        ) from exc
+
+
+# =============================================================================================
+# Content: agenttool parts <-> MCP content blocks
+# =============================================================================================
+
+
+def _data_url(url: str) -> tuple[str, str] | None:
+    """Split ``data:<mime>;base64,<data>`` into (mime, data); ``None`` for any other URL."""
+    if not url.startswith("data:"):
+        return None
+    head, sep, data = url[5:].partition(",")
+    if not sep or not head.endswith(";base64"):
+        return None
+    return head[: -len(";base64")] or "application/octet-stream", data
+
+
+def _is_base64(data: str) -> bool:
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
+    """Map a Result's output to MCP content blocks, as the Go server does.
+
+    Text is one text block; text parts are text; a data-URL image is an image block and a plain
+    URL a resource link; file data is an embedded blob (URI ``file_url`` or ``file:///name``), a
+    URL alone a link, a name alone text; anything else crosses as its JSON text.
+    """
+    import mcp.types as mt
+
+    if isinstance(output, str):
+        return [mt.TextContent(type="text", text=output)]
+    blocks: list[mt.ContentBlock] = []
+    for part in output:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
+            blocks.append(mt.TextContent(type="text", text=part["text"]))
+        elif kind == "input_image" and isinstance(part.get("image_url"), str):
+            url = part["image_url"]
+            split = _data_url(url)
+            if split is not None:
+                blocks.append(mt.ImageContent(type="image", data=split[1], mime_type=split[0]))
+            else:
+                blocks.append(mt.ResourceLink(type="resource_link", uri=url, name="image"))
+        elif kind == "input_file":
+            name = part.get("filename") or ""
+            url = part.get("file_url") or ""
+            data = part.get("file_data")
+            if isinstance(data, str) and _is_base64(data):
+                uri = url or "file:///" + (name or "file")
+                blob = mt.BlobResourceContents(uri=uri, blob=data, mime_type=part.get("mime_type"))
+                blocks.append(mt.EmbeddedResource(type="resource", resource=blob))
+            elif url:
+                blocks.append(mt.ResourceLink(type="resource_link", uri=url, name=name or url))
+            elif name and data is None:
+                blocks.append(mt.TextContent(type="text", text=name))
+            else:
+                blocks.append(mt.TextContent(type="text", text=json.dumps(part)))
+        else:
+            blocks.append(mt.TextContent(type="text", text=json.dumps(part, default=str)))
+    return blocks
+
+
+_AUDIO_EXT = {
+    "audio/wav": ".wav",
+    "audio/x-wav": ".wav",
+    "audio/wave": ".wav",
+    "audio/mpeg": ".mp3",
+    "audio/mp3": ".mp3",
+    "audio/ogg": ".ogg",
+    "audio/flac": ".flac",
+    "audio/aac": ".aac",
+    "audio/mp4": ".m4a",
+    "audio/webm": ".webm",
+}
+
+
+def _audio_name(mime: str) -> str:
+    base = mime.split(";", 1)[0].strip().lower()
+    return "audio" + _AUDIO_EXT.get(base, "")
+
+
+def result_of(result: mt.CallToolResult) -> at.Result:
+    """Map an MCP tool result to a Result, as the Go client does (``isError`` not handled here).
+
+    Text alone is text joined with newlines; an image, audio or blob makes parts: images as
+    ``input_image`` data URLs, audio and blobs as ``input_file``, embedded text as text, links
+    as ``resource: <uri>``; structured content is appended as JSON text.  Details are the SDK
+    result, or a ``RemoteRecord`` when its ``_meta`` carries a record.
+    """
+    import mcp.types as mt
+
+    items: list[dict[str, Any]] = []
+    binary = False
+    for block in result.content:
+        if isinstance(block, mt.TextContent):
+            items.append({"type": "text", "text": block.text})
+        elif isinstance(block, mt.ImageContent):
+            mime = block.mime_type or "application/octet-stream"
+            url = f"data:{mime};base64,{block.data}"
+            items.append({"type": "input_image", "image_url": url, "detail": "auto"})
+            binary = True
+        elif isinstance(block, mt.AudioContent):
+            items.append(
+                {
+                    "type": "input_file",
+                    "filename": _audio_name(block.mime_type or ""),
+                    "file_data": block.data,
+                }
+            )
+            binary = True
+        elif isinstance(block, mt.EmbeddedResource):
+            res = block.resource
+            if isinstance(res, mt.BlobResourceContents):
+                items.append(
+                    {"type": "input_file", "filename": str(res.uri), "file_data": res.blob}
+                )
+                binary = True
+            else:
+                items.append({"type": "text", "text": res.text})
+        elif isinstance(block, mt.ResourceLink):
+            items.append({"type": "text", "text": f"resource: {block.uri}"})
+        else:  # pragma: no cover - a content kind newer than this module
+            items.append({"type": "text", "text": block.model_dump_json(by_alias=True)})
+    if result.structured_content is not None:
+        items.append({"type": "text", "text": json.dumps(result.structured_content)})
+    details: Any = result
+    record = _record_from_meta(result.meta)
+    if record is not None:
+        details = RemoteRecord(record[0], record[1], result)
+    if binary:
+        return at.Result(output=items, details=details)
+    return at.Result(output="\n".join(p["text"] for p in items), details=details)
+
+
+def _error_text(result: mt.CallToolResult) -> str:
+    import mcp.types as mt
+
+    texts = [b.text for b in result.content if isinstance(b, mt.TextContent)]
+    return "\n".join(texts) or "tool call failed"
+
+
+# =============================================================================================
+# Records in _meta
+# =============================================================================================
+
+
+@dataclasses.dataclass
+class RemoteRecord:
+    """The details of a remote result whose ``_meta`` carried a record.
+
+    ``ns`` and ``data`` (JSON text, kept byte for byte) are the server's record; ``result`` is
+    the SDK's ``CallToolResult``.
+    """
+
+    ns: str
+    data: str
+    result: Any = None
+
+    @property
+    def record_ns(self) -> str:
+        return self.ns
+
+    def record(self) -> at.Record:
+        """The record as the host's recorder takes it, with the server's data unchanged."""
+        return at.Record(self.ns, self.data)
+
+
+def _record_from_meta(meta: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    if not meta:
+        return None
+    rec = meta.get(RECORD_META_KEY)
+    if not isinstance(rec, dict):
+        return None
+    ns, data = rec.get("ns"), rec.get("data")
+    if not isinstance(ns, str) or not ns or not isinstance(data, str):
+        return None
+    try:
+        json.loads(data)
+    except ValueError:
+        return None
+    return ns, data
+
+
+def _record_meta(details: Any) -> dict[str, Any] | None:
+    """The ``_meta`` entry for a result's details: the record, its error, or nothing."""
+    if details is None:
+        return None
+    if isinstance(details, RemoteRecord):
+        return {RECORD_META_KEY: {"ns": details.ns, "data": details.data}}
+    try:
+        rec = at.record_of(details)
+    except Exception as exc:
+        return {RECORD_META_KEY: {"error": at.error_message(exc)}}
+    if rec is None:
+        return None
+    return {RECORD_META_KEY: {"ns": rec.ns, "data": rec.data}}
+
+
+# =============================================================================================
+# Serve
+# =============================================================================================
+
+_session_var: contextvars.ContextVar[ServerSession | None] = contextvars.ContextVar(
+    "agenttool_mcp_session", default=None
+)
+_request_var: contextvars.ContextVar[ServerRequestContext[Any, Any] | None] = (
+    contextvars.ContextVar("agenttool_mcp_request", default=None)
+)
+
+
+def current_session() -> ServerSession | None:
+    """The MCP session of the client whose call is running (``None`` outside a served call).
+
+    ``client_params`` names the client, ``client_capabilities`` says what it can do.
+    """
+    return _session_var.get()
+
+
+def current_request_context() -> ServerRequestContext[Any, Any] | None:
+    """The SDK's request context of the running served call (``request`` is the HTTP request)."""
+    return _request_var.get()
+
+
+class _JSONSchemaValidator:
+    """Stands in for ``agenttool.validator`` in a core that does not have it yet: the
+    ``jsonschema`` package (a dependency of the SDK), with agenttool's error shape."""
+
+    def __init__(self, schema: Any) -> None:
+        import jsonschema  # type: ignore[import-untyped, unused-ignore]
+
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        try:
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise at.SchemaError(exc.message) from None
+        self._validator = cls(schema)
+
+    def validate(self, value: Any) -> None:
+        error = next(iter(self._validator.iter_errors(value)), None)
+        if error is not None:
+            path = ""
+            for step in error.absolute_path:
+                path += f"[{step}]" if isinstance(step, int) else (f".{step}" if path else step)
+            raise at.ValidationError(path, error.message)
+
+
+def _compile(schema: Any) -> Any:
+    make = getattr(at, "validator", None)
+    if make is not None:
+        return make(schema)
+    return _JSONSchemaValidator(schema)
+
+
+@dataclasses.dataclass
+class _Entry:
+    tool: at.Tool
+    definition: mt.Tool
+    validator: Any
+
+
+class _ThreadBus:
+    """A subscription bus for ``subscriptions/listen`` that any thread can publish to."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listeners: dict[object, tuple[Callable[[Any], None], asyncio.AbstractEventLoop]] = {}
+
+    async def publish(self, event: Any) -> None:
+        self.publish_threadsafe(event)
+
+    def publish_threadsafe(self, event: Any) -> None:
+        with self._lock:
+            listeners = list(self._listeners.values())
+        for listener, loop in listeners:
+            try:
+                loop.call_soon_threadsafe(listener, event)
+            except RuntimeError:  # the loop has closed: that stream is gone
+                pass
+
+    def subscribe(self, listener: Callable[[Any], None]) -> Callable[[], None]:
+        import asyncio
+
+        token = object()
+        with self._lock:
+            self._listeners[token] = (listener, asyncio.get_running_loop())
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners.pop(token, None)
+
+        return unsubscribe
+
+
+class _Run:
+    """One served call: the tool runs in a worker thread through the executor; the handler
+    reads its events (progress, questions, the final result) from an asyncio queue."""
+
+    def __init__(
+        self,
+        entry: _Entry,
+        call: at.Call,
+        loop: asyncio.AbstractEventLoop,
+        recorder: Callable[[at.Record], None] | None,
+    ) -> None:
+        import asyncio
+
+        self.entry = entry
+        self.call = call
+        self.loop = loop
+        self.recorder = recorder
+        self.cancel = threading.Event()
+        self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self.open: concurrent.futures.Future[at.Answer] | None = None
+        self.asked = 0
+        self.count = 0
+        self.key = ""
+        self.abandon: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        ctx = contextvars.copy_context()
+        worker = threading.Thread(
+            target=ctx.run, args=(self._work,), name=f"agenttool_mcp {self.call.id}", daemon=True
+        )
+        worker.start()
+
+    def _post(self, item: tuple[Any, ...]) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        except RuntimeError:  # the server's loop is gone; nobody is waiting any more
+            self.cancel.set()
+
+    def _work(self) -> None:
+        executor = at.Executor(max_parallel=1, recorder=self.recorder, elicitor=self._elicit)
+        try:
+            for event in executor.execute([at.Job(self.entry.tool, self.call)], cancel=self.cancel):
+                self._post(("event", event))
+        except BaseException as exc:  # the executor itself failed: still one final answer
+            self._post(("event", at.Event(0, True, None, exc)))
+
+    def _elicit(self, question: at.Elicitation) -> at.Answer:
+        import concurrent.futures
+
+        if self.cancel.is_set():
+            return at.Answer(at.Action.CANCEL)
+        answer: concurrent.futures.Future[at.Answer] = concurrent.futures.Future()
+        self._post(("ask", question, answer))
+        return answer.result()
+
+    def answer_open(self, answer: at.Answer) -> None:
+        fut, self.open = self.open, None
+        if fut is not None and not fut.done():
+            fut.set_result(answer)
+
+    def stop(self) -> None:
+        """Cancel the tool (cooperatively) and release any question it waits on."""
+        self.cancel.set()
+        self.answer_open(at.Answer(at.Action.CANCEL))
+        if self.abandon is not None:
+            self.abandon.cancel()
+
+
+class _ServerState:
+    def __init__(
+        self,
+        recorder: Callable[[at.Record], None] | None,
+        page_size: int | None,
+        max_requests: int,
+        abandon_after: float,
+    ) -> None:
+        self.lock = threading.Lock()
+        self.entries: dict[str, _Entry] = {}
+        self.recorder = recorder
+        self.page_size = page_size
+        self.max_requests = max_requests
+        self.abandon_after = abandon_after
+        self.ids = itertools.count(1)
+        self.sessions: list[tuple[ServerSession, asyncio.AbstractEventLoop]] = []
+        self.bus = _ThreadBus()
+        self.pending: dict[str, _Run] = {}
+
+
+_states: dict[int, _ServerState] = {}
+
+
+def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
+    import mcp.types as mt
+
+    entries: dict[str, _Entry] = {}
+    for t in tools:
+        name = getattr(t, "name", "")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"agenttool_mcp: a tool has no name ({t!r}); give every tool a name")
+        if name in entries:
+            raise ValueError(f'agenttool_mcp: two tools are named "{name}"; names must be unique')
+        schema = t.parameters if t.parameters is not None else dict(_EMPTY_SCHEMA)
+        try:
+            check = _compile(schema)
+        except Exception as exc:
+            raise ValueError(f'agenttool_mcp: tool "{name}": schema: {exc}') from exc
+        annotations = None
+        ann = at.annotations_of(t)
+        if ann is not None:
+            stated: dict[str, Any] = {
+                "title": ann.title,
+                "read_only_hint": ann.read_only,
+                "destructive_hint": ann.destructive,
+                "idempotent_hint": ann.idempotent,
+                "open_world_hint": ann.open_world,
+            }
+            stated = {k: v for k, v in stated.items() if v is not None}
+            if stated:
+                annotations = mt.ToolAnnotations(**stated)
+        facts: dict[str, Any] = {}
+        if at.is_sequential(t):
+            facts["sequential"] = True
+        resource = at.resource_of(t)
+        if resource:
+            facts["resource"] = resource
+        definition = mt.Tool(
+            name=name,
+            description=t.description,
+            input_schema=schema,
+            annotations=annotations,
+            _meta={TOOL_META_KEY: facts} if facts else None,
+        )
+        entries[name] = _Entry(t, definition, check)
+    return entries
+
+
+def build_server(
+    tools: Iterable[at.Tool],
+    *,
+    name: str = "agenttool",
+    version: str = "",
+    instructions: str | None = None,
+    recorder: Callable[[at.Record], None] | None = None,
+    page_size: int | None = None,
+    max_requests: int = 10,
+    abandon_after: float = 1800.0,
+) -> Server[Any]:
+    """Build the SDK's low-level MCP server for ``tools``.
+
+    Schemas are served verbatim, arguments are checked with agenttool's validator before the
+    tool runs, failures come back as ``isError`` results with the model's message, each call
+    runs through ``agenttool.Executor`` in a worker thread (so progress, cancellation,
+    elicitation and records work inside it), and ``tools.listChanged`` is advertised and sent
+    by ``set_tools``.  ``recorder`` takes the records tools write; ``page_size`` splits
+    ``tools/list`` into pages; a call may ask ``max_requests`` questions on a 2026-07-28
+    session, whose answers must come within ``abandon_after`` seconds.
+    """
+    _mcp_available()
+    import mcp.types as mt
+    from mcp.server.lowlevel import NotificationOptions, Server
+    from mcp.server.subscriptions import ListenHandler
+
+    state = _ServerState(recorder, page_size, max_requests, abandon_after)
+    state.entries = _entries_of(tools)
+
+    class _AgentServer(Server[Any]):
+        def create_initialization_options(
+            self,
+            notification_options: NotificationOptions | None = None,
+            experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+            extensions: dict[str, dict[str, Any]] | None = None,
+        ) -> Any:
+            return super().create_initialization_options(
+                notification_options or NotificationOptions(tools_changed=True),
+                experimental_capabilities,
+                extensions,
+            )
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListToolsResult:
+        with state.lock:
+            defs = [e.definition for e in state.entries.values()]
+        if not state.page_size:
+            return mt.ListToolsResult(tools=defs)
+        start = 0
+        cursor = params.cursor if params is not None else None
+        if cursor:
+            try:
+                start = int(cursor)
+            except ValueError:
+                from mcp.shared.exceptions import MCPError
+
+                raise MCPError(-32602, f"invalid cursor {cursor!r}") from None
+        end = start + state.page_size
+        nxt = str(end) if end < len(defs) else None
+        return mt.ListToolsResult(tools=defs[start:end], next_cursor=nxt)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
+        import asyncio
+
+        if params.request_state:
+            with state.lock:
+                run = state.pending.pop(params.request_state, None)
+            if run is None or run.entry.tool.name != params.name:
+                return _error_result(
+                    f'agenttool_mcp: tool "{params.name}": the call these answers belong to is '
+                    "no longer waiting for them; call the tool again"
+                )
+            if run.abandon is not None:
+                run.abandon.cancel()
+            response = (params.input_responses or {}).get(run.key)
+            run.answer_open(_answer_of(response))
+            return await _drive(ctx, run)
+        with state.lock:
+            entry = state.entries.get(params.name)
+            names = list(state.entries)
+        if entry is None:
+            return _error_result(
+                f'unknown tool "{params.name}"; the tools are: {", ".join(names) or "none"}'
+            )
+        args = params.arguments if params.arguments is not None else {}
+        try:
+            entry.validator.validate(args)
+        except Exception as exc:
+            return _error_result(at.error_message(exc))
+        call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
+        run = _Run(entry, call, asyncio.get_running_loop(), state.recorder)
+        _session_var.set(ctx.session)
+        _request_var.set(ctx)
+        run.start()
+        return await _drive(ctx, run)
+
+    async def _drive(
+        ctx: ServerRequestContext[Any, Any], run: _Run
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
+        parked = False
+        try:
+            while True:
+                item = await run.queue.get()
+                if item[0] == "event":
+                    event: at.Event = item[1]
+                    if not event.final:
+                        await _send_progress(ctx, run, event.result)
+                        continue
+                    return _final(event)
+                question: at.Elicitation = item[1]
+                run.open = item[2]
+                if not _can_elicit(ctx, question):
+                    run.answer_open(at.Answer(at.Action.CANCEL))
+                    continue
+                from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+                if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    run.asked += 1
+                    if run.asked > state.max_requests:
+                        run.answer_open(at.Answer(at.Action.CANCEL))
+                        continue
+                    import secrets
+
+                    token = secrets.token_urlsafe(24)
+                    run.key = f"elicit_{run.asked}"
+                    with state.lock:
+                        state.pending[token] = run
+                    run.abandon = _running_loop().call_later(
+                        state.abandon_after, _abandon, state, token
+                    )
+                    parked = True
+                    return mt.InputRequiredResult(
+                        input_requests={run.key: mt.ElicitRequest(params=_elicit_params(question))},
+                        request_state=token,
+                    )
+                try:
+                    answer = await _elicit_legacy(ctx, question)
+                except Exception:
+                    answer = at.Answer(at.Action.CANCEL)
+                run.answer_open(answer)
+        finally:
+            if not parked:
+                run.stop()
+
+    server = _AgentServer(
+        name,
+        version=version,
+        instructions=instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(state.bus),
+    )
+
+    async def initialized(
+        ctx: ServerRequestContext[Any, Any], params: mt.NotificationParams
+    ) -> None:
+        import asyncio
+
+        with state.lock:
+            state.sessions.append((ctx.session, asyncio.get_running_loop()))
+
+    server.add_notification_handler("notifications/initialized", mt.NotificationParams, initialized)
+    _states[id(server)] = state
+    return server
+
+
+def _running_loop() -> asyncio.AbstractEventLoop:
+    import asyncio
+
+    return asyncio.get_running_loop()
+
+
+def _abandon(state: _ServerState, token: str) -> None:
+    with state.lock:
+        run = state.pending.pop(token, None)
+    if run is not None:
+        run.stop()
+
+
+def _error_result(message: str) -> mt.CallToolResult:
+    import mcp.types as mt
+
+    return mt.CallToolResult(content=[mt.TextContent(type="text", text=message)], is_error=True)
+
+
+def _final(event: at.Event) -> mt.CallToolResult:
+    import mcp.types as mt
+
+    if event.error is not None or event.result is None:
+        err = event.error if event.error is not None else RuntimeError("the tool gave no result")
+        return _error_result(at.error_message(err))
+    result = event.result
+    meta = _record_meta(result.details)
+    return mt.CallToolResult(content=content_of(result.output), is_error=False, _meta=meta)
+
+
+async def _send_progress(
+    ctx: ServerRequestContext[Any, Any], run: _Run, update: at.Result | None
+) -> None:
+    if update is None:
+        return
+    run.count += 1
+    text = update.output if isinstance(update.output, str) else ""
+    progress: float = run.count
+    total: float | None = None
+    message: str | None = text or None
+    info = update.details
+    if isinstance(info, at.ProgressInfo):
+        if info.progress is not None:
+            progress = info.progress
+        total = info.total
+        if info.message is not None:
+            message = info.message
+    try:
+        await ctx.session.report_progress(progress, total, message)
+    except Exception:  # progress is best effort: a gone client must not fail the call
+        pass
+
+
+def _can_elicit(ctx: ServerRequestContext[Any, Any], question: at.Elicitation) -> bool:
+    caps = ctx.session.client_capabilities
+    if caps is None or caps.elicitation is None:
+        return False
+    if question.url:
+        return caps.elicitation.url is not None
+    return True
+
+
+def _elicit_params(question: at.Elicitation) -> Any:
+    import mcp.types as mt
+
+    if question.url:
+        import secrets
+
+        return mt.ElicitRequestURLParams(
+            message=question.message, url=question.url, elicitation_id=secrets.token_hex(8)
+        )
+    schema = (
+        question.schema if question.schema is not None else {"type": "object", "properties": {}}
+    )
+    return mt.ElicitRequestFormParams(message=question.message, requested_schema=schema)
+
+
+async def _elicit_legacy(
+    ctx: ServerRequestContext[Any, Any], question: at.Elicitation
+) -> at.Answer:
+    import mcp.types as mt
+
+    params = _elicit_params(question)
+    result = await ctx.session.send_request(
+        mt.ElicitRequest(params=params),
+        mt.ElicitResult,
+        metadata=_related(ctx),
+    )
+    return _answer_of(result)
+
+
+def _related(ctx: ServerRequestContext[Any, Any]) -> Any:
+    from mcp.shared.message import ServerMessageMetadata
+
+    return ServerMessageMetadata(related_request_id=ctx.request_id)
+
+
+def _answer_of(response: Any) -> at.Answer:
+    import mcp.types as mt
+
+    if isinstance(response, mt.ElicitResult):
+        action = at.Action(response.action)
+        content = response.content if action == at.Action.ACCEPT else None
+        return at.Answer(action, content)
+    return at.Answer(at.Action.CANCEL)
+
+
+def set_tools(server: Server[Any], tools: Iterable[at.Tool]) -> None:
+    """Replace the tools ``server`` (from ``build_server``) serves and tell every client.
+
+    Callable from any thread; legacy sessions get ``notifications/tools/list_changed``,
+    2026-07-28 clients get it on their ``subscriptions/listen`` stream.
+    """
+    import asyncio
+
+    from mcp.shared.subscriptions import ToolsListChanged
+
+    state = _states.get(id(server))
+    if state is None:
+        raise ValueError("set_tools: this server was not built by agenttool_mcp.build_server")
+    entries = _entries_of(tools)
+    with state.lock:
+        state.entries = entries
+        sessions = list(state.sessions)
+    state.bus.publish_threadsafe(ToolsListChanged())
+    for session, loop in sessions:
+
+        async def send(s: ServerSession = session) -> None:
+            try:
+                await s.send_tool_list_changed()
+            except Exception:  # that client is gone
+                with state.lock:
+                    state.sessions[:] = [p for p in state.sessions if p[0] is not s]
+
+        try:
+            asyncio.run_coroutine_threadsafe(send(), loop)
+        except RuntimeError:
+            with state.lock:
+                state.sessions[:] = [p for p in state.sessions if p[0] is not session]
+
+
+async def _serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def _http_server(server: Server[Any], host: str, port: int, announce: TextIO | None) -> Any:
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+
+    class _Announcing(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if announce is not None and self.started:
+                bound = port
+                for srv in getattr(self, "servers", []):
+                    for sock in srv.sockets:
+                        bound = sock.getsockname()[1]
+                        break
+                print(f"agenttool_mcp: serving at http://{host}:{bound}/mcp", file=announce)
+                announce.flush()
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    return _Announcing(config)
+
+
+def serve(
+    tools: Iterable[at.Tool],
+    *,
+    name: str = "agenttool",
+    version: str = "",
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    instructions: str | None = None,
+    recorder: Callable[[at.Record], None] | None = None,
+) -> None:
+    """Serve ``tools`` over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
+
+    Blocks until the client hangs up (stdio) or the process is interrupted (HTTP).  With
+    ``port=0`` the system picks a free port; the address is printed on stderr.
+    """
+    server = build_server(
+        tools, name=name, version=version, instructions=instructions, recorder=recorder
+    )
+    if transport == "stdio":
+        import anyio
+
+        anyio.run(_serve_stdio, server)
+    elif transport == "http":
+        _http_server(server, host, port, sys.stderr).run()
+    else:
+        raise ValueError(f'serve: transport must be "stdio" or "http", not {transport!r}')
+
+
+# =============================================================================================
+# Consume
+# =============================================================================================
+
+
+class RemoteError(RuntimeError):
+    """A remote call or listing that failed below the tool: transport, timeout, closed."""
+
+
+class MCPToolError(RuntimeError):
+    """A remote tool answered ``isError``; the message is its joined text.
+
+    ``details`` is what the Result's details would have been (the SDK result or a
+    ``RemoteRecord``), ``result`` the SDK's ``CallToolResult``.
+    """
+
+    def __init__(self, message: str, result: Any = None, details: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
+        self.details = details
+
+
+def _annotations_of(tool: mt.Tool) -> at.Annotations | None:
+    """MCP annotations as agenttool's: absent destructive/openWorld read True, no block None."""
+    ann = tool.annotations
+    if ann is None:
+        return None
+    return at.Annotations(
+        title=tool.title or ann.title,
+        read_only=ann.read_only_hint,
+        destructive=True if ann.destructive_hint is None else ann.destructive_hint,
+        idempotent=ann.idempotent_hint,
+        open_world=True if ann.open_world_hint is None else ann.open_world_hint,
+    )
+
+
+def _decode_args(args: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
+    if args is None or args == "" or args == b"":
+        return {}
+    if isinstance(args, dict):
+        return args
+    try:
+        value = json.loads(args)
+    except ValueError as exc:
+        raise at.ValidationError("", f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise at.ValidationError("", "expected a JSON object")
+    return value
+
+
+class _RemoteTool:
+    """One tool of a remote server, as an agenttool Tool."""
+
+    def __init__(self, remote: AsyncRemote, definition: mt.Tool, local: str) -> None:
+        self._remote = remote
+        self.remote_name = definition.name
+        self.name = local
+        self.description = definition.description or ""
+        schema = definition.input_schema
+        self.parameters: dict[str, Any] | None = dict(schema) if schema else {"type": "object"}
+        self.annotations = _annotations_of(definition)
+        facts = (definition.meta or {}).get(TOOL_META_KEY)
+        facts = facts if isinstance(facts, dict) else {}
+        opts = remote._opts
+        self.sequential = bool(facts.get("sequential")) or bool(
+            {definition.name, local} & set(opts.sequential)
+        )
+        resource = facts.get("resource") if isinstance(facts.get("resource"), str) else ""
+        for key in (definition.name, local):
+            if key in opts.resources:
+                resource = opts.resources[key]
+        self.resource = "" if self.sequential else (resource or "")
+        self.read_only = bool(facts.get("readOnly")) or bool(
+            self.annotations is not None and self.annotations.read_only
+        )
+        self._confined: Callable[[Any], tuple[bool, str]] | None = None
+        for key in (definition.name, local):
+            if key in opts.confined:
+                self._confined = opts.confined[key]
+        self.definition = definition
+
+    def confined(self, args: Any) -> tuple[bool, str]:
+        if self._confined is None:
+            return (False, "")
+        return self._confined(args)
+
+    def execute(self, call: at.Call) -> at.Result:
+        return self._remote._call_sync(self, call)
+
+    def __repr__(self) -> str:
+        return f"<remote tool {self.name!r}>"
+
+
+@dataclasses.dataclass
+class _Options:
+    command: Sequence[str] | None
+    url: str | None
+    server: Any
+    prefix: str
+    env: Mapping[str, str] | None
+    cwd: str | None
+    headers: Mapping[str, str] | None
+    auth: Any
+    sequential: Sequence[str]
+    resources: Mapping[str, str]
+    confined: Mapping[str, Callable[[Any], tuple[bool, str]]]
+    elicitation: bool
+    notification_grace: float
+    timeout: float | None
+    connect_timeout: float
+    stderr: TextIO | None
+    on_refresh_error: Callable[[BaseException], None] | None
+
+
+class _Flight:
+    """A call in flight: where the tool thread waits for progress, questions and the end."""
+
+    def __init__(self, tool: _RemoteTool) -> None:
+        import queue
+
+        self.tool = tool
+        self.inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+
+
+class AsyncRemote:
+    """A connection to one MCP server for asyncio hosts (``aconnect``); its tools as Tools.
+
+    Use ``async with aconnect(...) as remote``.  ``tools()`` is the current snapshot;
+    ``await remote.call(name, args)`` runs one call on this loop.  The tools' own ``execute``
+    (what an executor calls, from its threads) hops onto this connection's loop.
+    """
+
+    def __init__(self, opts: _Options) -> None:
+        self._opts = opts
+        self._client: Client | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._holder: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._closed = False
+        self._close_error: str = _CLOSED
+        self._tools: list[_RemoteTool] = []
+        self._by_name: dict[str, _RemoteTool] = {}
+        self._seen = 0
+        self._applied = 0
+        self._refresh_error: BaseException | None = None
+        self._refresher: asyncio.Task[None] | None = None
+        self._changed: asyncio.Condition | None = None
+        self._calls: set[asyncio.Task[Any]] = set()
+        self._flights: list[_Flight] = []
+        self._flights_lock = threading.Lock()
+        self._tokens = itertools.count(1)
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    async def __aenter__(self) -> AsyncRemote:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Connect, handshake and list every tool; fails with ``mcp: connect: ...``."""
+        import asyncio
+
+        if self._holder is not None:
+            raise RuntimeError("this remote is already open")
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        self._changed = asyncio.Condition()
+        ready: asyncio.Future[None] = self._loop.create_future()
+        self._holder = asyncio.ensure_future(self._hold(ready))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self._opts.connect_timeout)
+        except BaseException as exc:
+            self._stop.set()
+            self._closed = True
+            if not ready.done():
+                self._holder.cancel()
+            try:
+                await self._holder
+            except BaseException:
+                pass
+            if isinstance(exc, asyncio.TimeoutError):
+                raise RemoteError(
+                    f"mcp: connect: no answer within {self._opts.connect_timeout:g}s"
+                ) from None
+            if isinstance(exc, RemoteError):
+                raise
+            raise RemoteError(f"mcp: connect: {_describe(exc)}") from exc
+
+    async def _hold(self, ready: asyncio.Future[None]) -> None:
+        """Own the SDK client for the connection's life (anyio needs one task for both ends)."""
+        import contextlib
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(await self._make_client(stack))
+                self._client = client
+                await self._list_all()
+                if not ready.done():
+                    ready.set_result(None)
+                assert self._stop is not None
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
+            elif not self._closed:
+                self._close_error = f"mcp: connection lost: {_describe(exc)}"
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._closed = True
+            self._client = None
+            for task in list(self._calls):
+                task.cancel()
+            self._fail_flights()
+
+    async def _make_client(self, stack: Any) -> Client:
+        from mcp import Client
+        from mcp.types import Implementation
+
+        opts = self._opts
+        transport: Any
+        if opts.server is not None:
+            transport = opts.server
+        elif opts.command:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            cmd = list(opts.command)
+            params = StdioServerParameters(
+                command=cmd[0], args=cmd[1:], env=dict(opts.env) if opts.env else None, cwd=opts.cwd
+            )
+            transport = stdio_client(params, errlog=opts.stderr or sys.stderr)
+        elif opts.url:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = await stack.enter_async_context(
+                create_mcp_http_client(headers=dict(opts.headers or {}), auth=opts.auth)
+            )
+            transport = streamable_http_client(opts.url, http_client=http)
+        else:  # pragma: no cover - connect() checks this
+            raise ValueError("connect: give command=[...] or url=...")
+        return Client(
+            transport,
+            mode="legacy",
+            cache=None,
+            message_handler=self._on_message,
+            elicitation_callback=cast(Any, self._on_elicit) if opts.elicitation else None,
+            client_info=Implementation(name="agenttool", version=getattr(at, "__version__", "0")),
+        )
+
+    async def close(self) -> None:
+        """End every call in flight with ``mcp: connection closed`` and hang up."""
+        if self._closed and self._holder is None:
+            return
+        self._closed = True
+        for task in list(self._calls):
+            task.cancel()
+        self._fail_flights()
+        if self._stop is not None:
+            self._stop.set()
+        holder, self._holder = self._holder, None
+        if holder is not None:
+            try:
+                await holder
+            except BaseException:
+                pass
+
+    def _lost(self) -> None:
+        """The server hung up: fail what is in flight and later calls, and clean up."""
+        self._closed = True
+        self._close_error = _LOST
+        for task in list(self._calls):
+            if task is not _current_task():
+                task.cancel()
+        self._fail_flights()
+        if self._stop is not None:
+            self._stop.set()
+
+    def _fail_flights(self) -> None:
+        with self._flights_lock:
+            flights = list(self._flights)
+        for flight in flights:
+            flight.inbox.put(("closed",))
+
+    # --- facts --------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def tools(self) -> list[at.Tool]:
+        """The server's tools as of the last listing (all pages)."""
+        return list(self._tools)
+
+    @property
+    def server_info(self) -> mt.Implementation | None:
+        return self._client.server_info if self._client is not None else None
+
+    @property
+    def instructions(self) -> str | None:
+        return self._client.instructions if self._client is not None else None
+
+    @property
+    def client(self) -> Client | None:
+        """The SDK's ``mcp.Client`` under this connection (``None`` once closed)."""
+        return self._client
+
+    def lookup(self, name: str) -> at.Tool | None:
+        """The tool named ``name`` (the local, prefixed name) or ``None``."""
+        return self._by_name.get(name)
+
+    # --- listing and refresh ------------------------------------------------------------
+
+    async def _list_all(self) -> None:
+        import mcp.types as mt
+
+        client = self._require()
+        defs: list[mt.Tool] = []
+        cursor: str | None = None
+        seen_cursors: set[str] = set()
+        try:
+            while True:
+                page = await client.session.list_tools(
+                    params=mt.PaginatedRequestParams(cursor=cursor)
+                )
+                defs.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+                if cursor in seen_cursors:
+                    raise RemoteError(f"mcp: list tools: the server repeated cursor {cursor!r}")
+                seen_cursors.add(cursor)
+        except RemoteError:
+            raise
+        except Exception as exc:
+            raise RemoteError(f"mcp: list tools: {_describe(exc)}") from exc
+        prefix = self._opts.prefix
+        tools = [_RemoteTool(self, d, f"{prefix}__{d.name}" if prefix else d.name) for d in defs]
+        self._tools = tools
+        self._by_name = {t.name: t for t in tools}
+
+    def _require(self) -> Client:
+        if self._closed or self._client is None:
+            raise RemoteError(self._close_error)
+        return self._client
+
+    async def _on_message(self, message: Any) -> None:
+        import mcp.types as mt
+
+        if isinstance(message, mt.ToolListChangedNotification):
+            await self._note_change()
+
+    async def _note_change(self) -> None:
+        import asyncio
+
+        assert self._changed is not None
+        async with self._changed:
+            self._seen += 1
+            self._changed.notify_all()
+        if self._refresher is None or self._refresher.done():
+            self._refresher = asyncio.ensure_future(self._refresh_loop())
+
+    async def _refresh_loop(self) -> None:
+        assert self._changed is not None
+        while self._applied < self._seen and not self._closed:
+            target = self._seen
+            try:
+                await self._list_all()
+            except Exception as exc:
+                self._refresh_error = exc
+                self._report_refresh_error(exc)
+                async with self._changed:
+                    self._changed.notify_all()
+                return
+            self._refresh_error = None
+            async with self._changed:
+                self._applied = target
+                self._changed.notify_all()
+
+    def _report_refresh_error(self, exc: BaseException) -> None:
+        if self._opts.on_refresh_error is not None:
+            try:
+                self._opts.on_refresh_error(exc)
+            except Exception:
+                pass
+            return
+        import logging
+
+        logging.getLogger("agenttool_mcp").warning(
+            "agenttool_mcp: refresh after tool-list-changed failed: %s", exc
+        )
+
+    async def refresh(self) -> None:
+        """List the server's tools again now (all pages)."""
+        assert self._changed is not None
+        async with self._changed:
+            target = self._seen
+        await self._list_all()
+        self._refresh_error = None
+        async with self._changed:
+            self._applied = max(self._applied, target)
+            self._changed.notify_all()
+
+    async def await_refresh(self) -> None:
+        """Return once the snapshot reflects every tool-list change received before the call.
+
+        Raises the refresh's error when the last refresh failed (the old snapshot stays).
+        """
+        import asyncio
+
+        assert self._changed is not None
+        async with self._changed:
+            target = self._seen
+            while self._applied < target:
+                if self._closed:
+                    raise RemoteError(self._close_error)
+                running = self._refresher is not None and not self._refresher.done()
+                if not running:
+                    if self._refresh_error is not None:
+                        raise RemoteError(
+                            f"mcp: refresh: {_describe(self._refresh_error)}"
+                        ) from self._refresh_error
+                    self._refresher = asyncio.ensure_future(self._refresh_loop())
+                await self._changed.wait()
+
+    async def _settle(self, tool: _RemoteTool, seen_before: int) -> None:
+        """After a call: wait a short grace for a list change it caused, then for the refresh."""
+        import asyncio
+
+        assert self._changed is not None
+        client = self._client
+        if self._seen == seen_before:
+            grace = self._opts.notification_grace
+            caps = client.server_capabilities if client is not None else None
+            listed = caps is not None and caps.tools is not None and bool(caps.tools.list_changed)
+            if grace <= 0 or tool.read_only or not listed:
+                return
+            try:
+                async with self._changed:
+                    await asyncio.wait_for(
+                        self._changed.wait_for(lambda: self._seen != seen_before), grace
+                    )
+            except asyncio.TimeoutError:
+                return
+        try:
+            await self.await_refresh()
+        except RemoteError:
+            pass  # reported through on_refresh_error; the call itself succeeded
+
+    # --- calls --------------------------------------------------------------------------
+
+    async def call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        on_progress: Callable[[float, float | None, str | None], Any] | None = None,
+    ) -> at.Result:
+        """Call the tool ``name`` (local name) on this loop; an ``isError`` answer raises."""
+        tool = self._by_name.get(name)
+        if tool is None:
+            if self._closed:
+                raise RemoteError(f'mcp: call "{name}": {self._close_error}')
+            raise RemoteError(
+                f'mcp: no tool "{name}"; the tools are: {", ".join(self._by_name) or "none"}'
+            )
+        progress = None
+        if on_progress is not None:
+            callback = on_progress
+
+            async def progress(p: float, total: float | None, message: str | None) -> None:
+                value = callback(p, total, message)
+                if isinstance(value, Awaitable):
+                    await value
+
+        return await self._call(tool, dict(args or {}), progress)
+
+    async def _call(
+        self,
+        tool: _RemoteTool,
+        args: dict[str, Any],
+        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
+    ) -> at.Result:
+        import asyncio
+
+        from mcp.shared.exceptions import MCPError
+
+        if self._closed:
+            raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}')
+        client = self._require()
+        task = asyncio.current_task()
+        if task is not None:
+            self._calls.add(task)
+        seen_before = self._seen
+        try:
+            result = await client.call_tool(
+                tool.remote_name,
+                args,
+                read_timeout_seconds=self._opts.timeout,
+                progress_callback=cast(Any, progress),
+            )
+        except asyncio.CancelledError:
+            if self._closed:
+                raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from None
+            raise
+        except MCPError as exc:
+            if exc.error.code == _CONNECTION_CLOSED and not self._closed:
+                self._lost()
+                raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from exc
+            if exc.error.code == _REQUEST_TIMEOUT:
+                raise RemoteError(
+                    f'mcp: call "{tool.remote_name}": no answer within {self._opts.timeout:g}s'
+                ) from exc
+            if self._closed:
+                raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from exc
+            raise RemoteError(f'mcp: call "{tool.remote_name}": {exc.error.message}') from exc
+        except Exception as exc:
+            if self._closed:
+                raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from exc
+            raise RemoteError(f'mcp: call "{tool.remote_name}": {_describe(exc)}') from exc
+        finally:
+            if task is not None:
+                self._calls.discard(task)
+        if result is None:
+            raise RemoteError(f'mcp: call "{tool.remote_name}": mcp: empty result')
+        await self._settle(tool, seen_before)
+        if result.is_error:
+            details: Any = result
+            record = _record_from_meta(result.meta)
+            if record is not None:
+                details = RemoteRecord(record[0], record[1], result)
+            raise MCPToolError(_error_text(result), result, details)
+        return result_of(result)
+
+    def _call_sync(self, tool: _RemoteTool, call: at.Call) -> at.Result:
+        """Run one call from a tool thread: progress, questions and cancellation cross here."""
+        import asyncio
+        import queue
+
+        loop = self._loop
+        if self._closed or loop is None:
+            raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}')
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            raise RuntimeError(
+                f'tool "{tool.name}": execute() was called on the connection\'s own event loop; '
+                "run it in a thread (an executor does) or await AsyncRemote.call()"
+            )
+        args = _decode_args(call.args)
+        flight = _Flight(tool)
+        inbox = flight.inbox
+        in_call = at.current_call() is not None
+        want_progress = in_call or call.on_update is not None
+
+        async def progress(p: float, total: float | None, message: str | None) -> None:
+            inbox.put(("progress", p, total, message))
+
+        with self._flights_lock:
+            self._flights.append(flight)
+        try:
+            fut = asyncio.run_coroutine_threadsafe(
+                self._call(tool, args, progress if want_progress else None), loop
+            )
+        except RuntimeError:
+            with self._flights_lock:
+                self._flights.remove(flight)
+            raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from None
+        fut.add_done_callback(lambda _f: inbox.put(("done",)))
+        cancel = at.cancel_event() if in_call else None
+        try:
+            while True:
+                try:
+                    item = inbox.get(timeout=0.05 if cancel is not None else None)
+                except queue.Empty:
+                    if cancel is not None and cancel.is_set():
+                        fut.cancel()
+                        raise RemoteError(f'mcp: call "{tool.remote_name}": cancelled') from None
+                    continue
+                kind = item[0]
+                if kind == "done":
+                    return fut.result()
+                if kind == "closed":
+                    fut.cancel()
+                    raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}')
+                if kind == "progress":
+                    _, p, total, message = item
+                    info = at.ProgressInfo(progress=p, total=total, message=message)
+                    if in_call:
+                        at.progress(message or "", progress=p, total=total, message=message)
+                    elif call.on_update is not None:
+                        call.on_update(at.Result(output=message or "", details=info))
+                elif kind == "ask":
+                    question, answer = item[1], item[2]
+                    try:
+                        reply = at.elicit(question) if in_call else at.Answer(at.Action.CANCEL)
+                    except BaseException as exc:
+                        answer.set_exception(exc)
+                    else:
+                        answer.set_result(reply)
+        finally:
+            with self._flights_lock:
+                if flight in self._flights:
+                    self._flights.remove(flight)
+            # answer any question still open so the server is not left waiting
+            while True:
+                try:
+                    item = inbox.get_nowait()
+                except queue.Empty:
+                    break
+                if item[0] == "ask" and not item[2].done():
+                    item[2].set_result(at.Answer(at.Action.CANCEL))
+
+    async def _on_elicit(self, ctx: Any, params: mt.ElicitRequestParams) -> Any:
+        """Route a server's question to the sole call in flight (nobody: ``cancel``)."""
+        import asyncio
+        import concurrent.futures
+
+        import mcp.types as mt
+
+        with self._flights_lock:
+            flights = list(self._flights)
+        if len(flights) != 1:
+            return mt.ElicitResult(action="cancel")
+        if isinstance(params, mt.ElicitRequestURLParams):
+            question = at.Elicitation(params.message, None, params.url)
+        else:
+            question = at.Elicitation(params.message, dict(params.requested_schema))
+        answer: concurrent.futures.Future[at.Answer] = concurrent.futures.Future()
+        flights[0].inbox.put(("ask", question, answer))
+        try:
+            reply = await asyncio.wrap_future(answer)
+        except Exception as exc:
+            return mt.ErrorData(code=-32603, message=f"mcp: elicitation: {_describe(exc)}")
+        try:
+            action = at.Action(reply.action)
+        except ValueError:
+            return mt.ErrorData(
+                code=-32603, message=f"mcp: elicitation answer: unknown action {reply.action!r}"
+            )
+        if action != at.Action.ACCEPT:
+            return mt.ElicitResult(action=action.value)
+        if reply.content is not None and not isinstance(reply.content, dict):
+            return mt.ErrorData(
+                code=-32603, message="mcp: elicitation answer: accept content must be a JSON object"
+            )
+        return mt.ElicitResult(action="accept", content=reply.content)
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    import asyncio
+
+    return asyncio.current_task()
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line account of a failure, reaching into exception groups."""
+    group = getattr(builtins, "BaseExceptionGroup", None)
+    if group is not None and isinstance(exc, group) and exc.exceptions:
+        return _describe(exc.exceptions[0])
+    text = str(exc)
+    if isinstance(exc, (OSError, ConnectionError)) or not text:
+        return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text
+
+
+def _options(
+    command: Sequence[str] | None,
+    url: str | None,
+    server: Any,
+    **kw: Any,
+) -> _Options:
+    given = sum(x is not None and x != [] for x in (command, url, server))
+    if given != 1:
+        raise ValueError("connect: give exactly one of command=[...], url=... or server=...")
+    if command is not None and (isinstance(command, str) or not command):
+        raise ValueError('connect: command must be a non-empty list, such as ["node", "x.js"]')
+    return _Options(command=command, url=url, server=server, **kw)
+
+
+def aconnect(
+    command: Sequence[str] | None = None,
+    *,
+    url: str | None = None,
+    server: Any = None,
+    prefix: str = "",
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    auth: Any = None,
+    sequential: Sequence[str] = (),
+    resources: Mapping[str, str] | None = None,
+    confined: Mapping[str, Callable[[Any], tuple[bool, str]]] | None = None,
+    elicitation: bool = False,
+    notification_grace: float = 0.05,
+    timeout: float | None = None,
+    connect_timeout: float = 30.0,
+    stderr: TextIO | None = None,
+    on_refresh_error: Callable[[BaseException], None] | None = None,
+) -> AsyncRemote:
+    """An ``AsyncRemote`` for asyncio hosts: ``async with aconnect(...) as remote``.
+
+    Same options as ``connect``.
+    """
+    _mcp_available()
+    opts = _options(
+        command,
+        url,
+        server,
+        prefix=prefix,
+        env=env,
+        cwd=cwd,
+        headers=headers,
+        auth=auth,
+        sequential=tuple(sequential),
+        resources=dict(resources or {}),
+        confined=dict(confined or {}),
+        elicitation=elicitation,
+        notification_grace=notification_grace,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        stderr=stderr,
+        on_refresh_error=on_refresh_error,
+    )
+    return AsyncRemote(opts)
+
+
+class Remote:
+    """A connection to one MCP server with a synchronous face, callable from any thread.
+
+    It owns an event loop in a thread of its own; ``tools()`` are agenttool Tools an executor
+    runs like any other.  A context manager: leaving it closes the connection.  ``aio`` is the
+    ``AsyncRemote`` underneath, for code already on that loop.
+    """
+
+    def __init__(self, aio: AsyncRemote) -> None:
+        import asyncio
+
+        self.aio = aio
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="agenttool_mcp remote", daemon=True
+        )
+        self._thread.start()
+        try:
+            self._run(aio.open())
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    def _run(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
+        import asyncio
+
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("Remote: a blocking method was called on the connection's own loop")
+        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        return fut.result(timeout)
+
+    def __enter__(self) -> Remote:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def tools(self) -> list[at.Tool]:
+        """The server's tools as of the last listing (all pages), named with the prefix."""
+        return self.aio.tools()
+
+    def lookup(self, name: str) -> at.Tool | None:
+        return self.aio.lookup(name)
+
+    @property
+    def server_info(self) -> mt.Implementation | None:
+        return self.aio.server_info
+
+    @property
+    def instructions(self) -> str | None:
+        return self.aio.instructions
+
+    @property
+    def closed(self) -> bool:
+        return self.aio.closed
+
+    def call(self, name: str, args: Mapping[str, Any] | str | None = None) -> at.Result:
+        """Call one tool by its local name outside any executor; ``isError`` raises."""
+        tool = self.aio.lookup(name)
+        if tool is None:
+            if self.aio.closed:
+                raise RemoteError(f'mcp: call "{name}": {self.aio._close_error}')
+            raise RemoteError(
+                f'mcp: no tool "{name}"; the tools are: {", ".join(t.name for t in self.tools())}'
+            )
+        value: str | dict[str, Any] = args if isinstance(args, str) else dict(args or {})
+        return tool.execute(at.Call(id="call", args=value))
+
+    def refresh(self) -> None:
+        """List the server's tools again now."""
+        self._run(self.aio.refresh())
+
+    def await_refresh(self, timeout: float | None = None) -> None:
+        """Wait until the snapshot reflects every tool-list change received so far."""
+        self._run(self.aio.await_refresh(), timeout)
+
+    def close(self) -> None:
+        """End calls in flight with ``mcp: connection closed``, hang up, stop the loop."""
+        if not self._loop.is_running():
+            return
+        try:
+            self._run(self.aio.close(), 30)
+        finally:
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if threading.current_thread() is not self._thread:
+            self._thread.join(10)
+        if not self._loop.is_running() and not self._loop.is_closed():
+            self._loop.close()
+
+
+def connect(
+    command: Sequence[str] | None = None,
+    *,
+    url: str | None = None,
+    server: Any = None,
+    prefix: str = "",
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    auth: Any = None,
+    sequential: Sequence[str] = (),
+    resources: Mapping[str, str] | None = None,
+    confined: Mapping[str, Callable[[Any], tuple[bool, str]]] | None = None,
+    elicitation: bool = False,
+    notification_grace: float = 0.05,
+    timeout: float | None = None,
+    connect_timeout: float = 30.0,
+    stderr: TextIO | None = None,
+    on_refresh_error: Callable[[BaseException], None] | None = None,
+) -> Remote:
+    """Connect to an MCP server and return its tools' ``Remote`` (a context manager).
+
+    ``command`` runs a server over stdio (the child sees only a few variables of this
+    environment plus ``env``); ``url`` speaks streamable HTTP with ``headers`` and ``auth``
+    (an ``httpx2.Auth`` such as the SDK's ``OAuthClientProvider``); ``server`` takes an
+    in-process SDK ``Server``/``MCPServer`` or any SDK transport.  Tools are named
+    ``<prefix>__<name>`` with a prefix.  ``sequential`` names tools that must run alone,
+    ``resources`` maps a tool to its resource, ``confined`` maps a tool to its
+    ``confined(args)`` (names local or remote).  ``elicitation`` offers the server form and URL
+    questions, routed to the call's elicitor.  ``timeout`` bounds each request (None: no limit);
+    ``connect_timeout`` the handshake.
+    """
+    aio = aconnect(
+        command,
+        url=url,
+        server=server,
+        prefix=prefix,
+        env=env,
+        cwd=cwd,
+        headers=headers,
+        auth=auth,
+        sequential=sequential,
+        resources=resources,
+        confined=confined,
+        elicitation=elicitation,
+        notification_grace=notification_grace,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        stderr=stderr,
+        on_refresh_error=on_refresh_error,
+    )
+    return Remote(aio)
+
+
+# =============================================================================================
+# OAuth token stores (the SDK's TokenStorage protocol)
+# =============================================================================================
+
+
+class MemoryTokenStore:
+    """Tokens and client registration in memory, copied in and out.
+
+    A refresh answer without a refresh token keeps the one stored (servers that do not rotate);
+    a rotated one replaces it.
+    """
+
+    def __init__(self) -> None:
+        self._tokens: OAuthToken | None = None
+        self._client: OAuthClientInformationFull | None = None
+        self._lock = threading.Lock()
+
+    async def get_tokens(self) -> OAuthToken | None:
+        with self._lock:
+            return self._tokens.model_copy() if self._tokens is not None else None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        with self._lock:
+            self._tokens = _keep_refresh(self._tokens, tokens)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        with self._lock:
+            return self._client.model_copy() if self._client is not None else None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        with self._lock:
+            self._client = client_info.model_copy()
+
+
+def _keep_refresh(old: OAuthToken | None, new: OAuthToken) -> OAuthToken:
+    new = new.model_copy()
+    if new.refresh_token is None and old is not None and old.refresh_token is not None:
+        new.refresh_token = old.refresh_token
+    return new
+
+
+class FileTokenStore:
+    """Tokens and client registration in one JSON file that only its owner can read (0600).
+
+    Every write replaces the file atomically, so a rotated refresh token is on disk before the
+    SDK uses it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except FileNotFoundError:
+            return {}
+        except ValueError as exc:
+            raise ValueError(f"FileTokenStore: {self.path} is not valid JSON: {exc}") from exc
+        return data if isinstance(data, dict) else {}
+
+    def _write(self, data: dict[str, Any]) -> None:
+        import tempfile
+
+        folder = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=folder)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    async def get_tokens(self) -> OAuthToken | None:
+        from mcp.shared.auth import OAuthToken
+
+        with self._lock:
+            raw = self._read().get("tokens")
+        return OAuthToken.model_validate(raw) if raw else None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        from mcp.shared.auth import OAuthToken
+
+        with self._lock:
+            data = self._read()
+            old = OAuthToken.model_validate(data["tokens"]) if data.get("tokens") else None
+            data["tokens"] = _keep_refresh(old, tokens).model_dump(mode="json", exclude_none=True)
+            self._write(data)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        from mcp.shared.auth import OAuthClientInformationFull
+
+        with self._lock:
+            raw = self._read().get("client_info")
+        return OAuthClientInformationFull.model_validate(raw) if raw else None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        with self._lock:
+            data = self._read()
+            data["client_info"] = client_info.model_dump(mode="json", exclude_none=True)
+            self._write(data)
+
+
+if TYPE_CHECKING:  # both stores satisfy the SDK's protocol
+    _memory_store: TokenStorage = MemoryTokenStore()
+    _file_store: TokenStorage = FileTokenStore("")
+
+
+# =============================================================================================
+# Command line
+# =============================================================================================
+
+
+def _load_tools(target: str) -> list[at.Tool]:
+    loader = getattr(at, "load_target", None) or getattr(at, "_load_target", None)
+    if loader is not None:
+        loaded = loader(target)
+        return list(loaded) if not hasattr(loaded, "execute") else [loaded]
+    return _load_target_minimal(target)
+
+
+def _is_tool(value: Any) -> bool:
+    return (
+        isinstance(getattr(value, "name", None), str)
+        and hasattr(value, "description")
+        and hasattr(value, "parameters")
+        and callable(getattr(value, "execute", None))
+        and not isinstance(value, type)
+    )
+
+
+def _load_target_minimal(target: str) -> list[at.Tool]:
+    """TARGET: a ``.py`` path or a module name, optionally ``:attr``; without it, every tool
+    at the module's top level."""
+    import importlib
+    import importlib.util
+
+    spec, _, attr = target.partition(":")
+    if spec.endswith(".py") or os.sep in spec:
+        path = os.path.abspath(spec)
+        if not os.path.exists(path):
+            raise ValueError(f"target {spec!r}: no such file")
+        modname = os.path.splitext(os.path.basename(path))[0]
+        sys.path.insert(0, os.path.dirname(path))
+        module_spec = importlib.util.spec_from_file_location(modname, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ValueError(f"target {spec!r}: cannot load it as Python")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[modname] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(spec)
+    if attr:
+        if not hasattr(module, attr):
+            raise ValueError(f"target {target!r}: the module has no {attr!r}")
+        value = getattr(module, attr)
+        if _is_tool(value):
+            return [value]
+        values = list(value)
+        if not all(_is_tool(v) for v in values):
+            raise ValueError(f"target {target!r}: expected a tool, a list of tools or a ToolSet")
+        return values
+    tools = [v for k, v in vars(module).items() if not k.startswith("_") and _is_tool(v)]
+    if not tools:
+        raise ValueError(f"target {target!r}: the module has no tools at its top level")
+    return tools
+
+
+def _print_output(result: at.Result, out: TextIO) -> None:
+    if isinstance(result.output, str):
+        out.write(result.output)
+        if not result.output.endswith("\n"):
+            out.write("\n")
+    else:
+        out.write(json.dumps(result.output) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agenttool_mcp serve|list|call ...``; returns the exit code."""
+    import argparse
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if "--" in args:
+        cut = args.index("--")
+        args, command = args[:cut], args[cut + 1 :]
+    parser = argparse.ArgumentParser(
+        prog="python -m agenttool_mcp", description="MCP both ways for agenttool tools."
+    )
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_serve = sub.add_parser("serve", help="serve the tools of TARGET over stdio or HTTP")
+    p_serve.add_argument("target", help="a .py file or module, optionally :attr")
+    p_serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
+    p_serve.add_argument("--name", default="agenttool")
+    p_list = sub.add_parser("list", help="print a server's tools as definitions")
+    p_list.add_argument("--prefix", default="")
+    p_list.add_argument("--url")
+    p_call = sub.add_parser("call", help="call one tool of a server")
+    p_call.add_argument("--url")
+    p_call.add_argument("--tool", required=True)
+    p_call.add_argument("--args", default="{}")
+    ns = parser.parse_args(args)
+
+    if ns.cmd == "serve":
+        if command:
+            parser.error("serve takes no command after --")
+        try:
+            tools = _load_tools(ns.target)
+        except Exception as exc:
+            print(f"agenttool_mcp: {exc}", file=sys.stderr)
+            return 2
+        if ns.http:
+            host, sep, port = ns.http.rpartition(":")
+            if not sep or not port.isdigit():
+                parser.error(f"--http wants HOST:PORT, not {ns.http!r}")
+            serve(tools, name=ns.name, transport="http", host=host or "127.0.0.1", port=int(port))
+        else:
+            serve(tools, name=ns.name)
+        return 0
+
+    if bool(ns.url) == bool(command):
+        parser.error("give the server as --url URL or as -- COMMAND ...")
+    try:
+        remote = connect(
+            command or None,
+            url=ns.url,
+            prefix=getattr(ns, "prefix", ""),
+            notification_grace=0,
+        )
+    except Exception as exc:
+        print(f"agenttool_mcp: {exc}", file=sys.stderr)
+        return 2
+    with remote:
+        if ns.cmd == "list":
+            defs = (
+                [at.definition(t) for t in remote.tools()]
+                if hasattr(at, "definition")
+                else [
+                    {
+                        "type": "function",
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    }
+                    for t in remote.tools()
+                ]
+            )
+            print(json.dumps(defs, indent=2))
+            return 0
+        tool = remote.lookup(ns.tool)
+        if tool is None:
+            names = ", ".join(t.name for t in remote.tools())
+            print(f'agenttool_mcp: no tool "{ns.tool}"; the tools are: {names}', file=sys.stderr)
+            return 2
+        call = at.Call(id="cli", args=ns.args)
+        event = None
+        for event in at.Executor(max_parallel=1).execute([at.Job(tool, call)]):
+            if not event.final and event.result is not None:
+                text = event.result.output if isinstance(event.result.output, str) else ""
+                print(text, file=sys.stderr)
+        assert event is not None
+        if event.error is not None:
+            print(at.error_result(event.error).output)
+            return 1
+        assert event.result is not None
+        _print_output(event.result, sys.stdout)
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

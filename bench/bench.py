@@ -1,0 +1,1232 @@
+"""agenttool's benchmark: each figure beside its peers' from the same run, as ratios.
+
+Run it through ``bench/run`` (which builds the venv with the pinned peers); ``--help`` lists the
+options.  Timing is the standard library's ``time.perf_counter_ns``:
+
+- in-process figures are the best (minimum) of several rounds, each round long enough
+  (calibrated, about 50 ms or more) to swamp the clock; the per-operation figure is the round's
+  time divided by its operations;
+- import figures are the median of fresh interpreters, run round-robin so that noise from the
+  rest of the machine falls on every contender alike.
+
+Each section runs when the API it measures is present in ``agenttool`` and prints
+"not available" with the reason otherwise.  See bench/README.md for what every figure means.
+"""
+
+import argparse
+import asyncio
+import dataclasses
+import gc
+import importlib
+import importlib.metadata
+import inspect
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import typing
+from typing import Any, Callable, Iterable, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CORPUS = os.path.join(ROOT, "..", "shared", "conformance", "agenttool-schema")
+
+# ----------------------------------------------------------------------------------------------
+# Output
+# ----------------------------------------------------------------------------------------------
+
+MISSES: list[str] = []
+PASSES: list[str] = []
+
+
+def fmt_ns(ns: float) -> str:
+    """A duration with a unit a reader takes in at a glance."""
+    if ns < 1_000:
+        return f"{ns:.0f} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1e3:.2f} µs" if ns < 10_000 else f"{ns / 1e3:.1f} µs"
+    if ns < 1_000_000_000:
+        return f"{ns / 1e6:.2f} ms" if ns < 10_000_000 else f"{ns / 1e6:.1f} ms"
+    return f"{ns / 1e9:.2f} s"
+
+
+def fmt_ratio(r: float) -> str:
+    return f"{r:.2f}x" if r < 10 else f"{r:.1f}x" if r < 100 else f"{r:.0f}x"
+
+
+def heading(title: str, how: str) -> None:
+    print()
+    print(title)
+    for line in textwrap.wrap(how, 96):
+        print("  " + line)
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    rows = [list(r) for r in rows]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    print("  " + line.rstrip())
+    print("  " + "  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def target(name: str, ok: bool, figure: str) -> None:
+    verdict = "PASS" if ok else "MISS"
+    (PASSES if ok else MISSES).append(f"{name}: {figure}")
+    print(f"  target {name}: {figure}  {verdict}")
+
+
+def unavailable(section: str, reason: str) -> None:
+    print(f"  not available: {reason}")
+    MISSES.append(f"{section}: not measured ({reason})")
+
+
+# ----------------------------------------------------------------------------------------------
+# Timing
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Timing:
+    best: float  # ns per operation, best round
+    median: float  # ns per operation, median round
+    number: int  # operations per round
+    rounds: int
+
+
+def calibrate(fn: Callable[[Any], Any], arg: Any, min_round_ns: float) -> int:
+    """How many calls make a round of at least ``min_round_ns``."""
+    number = 1
+    while True:
+        t0 = time.perf_counter_ns()
+        for _ in range(number):
+            fn(arg)
+        elapsed = time.perf_counter_ns() - t0
+        if elapsed >= min_round_ns or number >= 1 << 24:
+            break
+        grow = int(min_round_ns / max(elapsed, 1) * 1.2) + 1
+        number *= max(2, min(grow, 100))
+    return number
+
+
+def measure(
+    fn: Callable[[Any], Any],
+    arg: Any = None,
+    *,
+    rounds: int,
+    min_round_ns: float = 50e6,
+    number: int | None = None,
+) -> Timing:
+    """``fn(arg)`` timed in rounds of ``number`` calls (calibrated unless given)."""
+    if number is None:
+        number = calibrate(fn, arg, min_round_ns)
+    per_op: list[float] = []
+    rng = range(number)
+    for _ in range(rounds):
+        gc.collect()
+        t0 = time.perf_counter_ns()
+        for _ in rng:
+            fn(arg)
+        per_op.append((time.perf_counter_ns() - t0) / number)
+    return Timing(min(per_op), statistics.median(per_op), number, rounds)
+
+
+def measure_many(
+    cases: Sequence[tuple[Callable[[Any], Any], Any]], *, rounds: int, min_round_ns: float
+) -> list[Timing]:
+    """Several ``fn(arg)`` measured round-robin (round r of each before round r+1 of any), so
+    that load from the rest of the machine falls on every contender alike."""
+    numbers = [calibrate(fn, arg, min_round_ns) for fn, arg in cases]
+    per_op: list[list[float]] = [[] for _ in cases]
+    for _ in range(rounds):
+        for i, (fn, arg) in enumerate(cases):
+            rng = range(numbers[i])
+            gc.collect()
+            t0 = time.perf_counter_ns()
+            for _ in rng:
+                fn(arg)
+            per_op[i].append((time.perf_counter_ns() - t0) / numbers[i])
+    return [Timing(min(p), statistics.median(p), numbers[i], rounds) for i, p in enumerate(per_op)]
+
+
+def measure_fresh_many(
+    cases: Sequence[tuple[Callable[[Any], Any], int]], make: Callable[[int], Any], *, rounds: int
+) -> list[Timing]:
+    """Each ``(fn, number)`` over fresh objects (built untimed, one per call), round-robin."""
+    for fn, _ in cases:
+        fn(make(-1))  # warm-up: lazy imports and first-use caches of the library, not of the type
+    per_op: list[list[float]] = [[] for _ in cases]
+    serial = 0
+    for _ in range(rounds):
+        for i, (fn, number) in enumerate(cases):
+            objs = [make(serial + k) for k in range(number)]
+            serial += number
+            gc.collect()
+            t0 = time.perf_counter_ns()
+            for o in objs:
+                fn(o)
+            per_op[i].append((time.perf_counter_ns() - t0) / number)
+    return [Timing(min(p), statistics.median(p), cases[i][1], rounds) for i, p in enumerate(per_op)]
+
+
+def profile_call(label: str, fn: Callable[[], Any], *, top: int = 18, threads: bool = False) -> None:
+    """cProfile ``fn()`` (worker threads too with ``threads``) and print the top functions."""
+    import cProfile
+    import io
+    import pstats
+
+    profiles: list[cProfile.Profile] = []
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        sys.setprofile(None)
+        p = cProfile.Profile()
+        profiles.append(p)
+        p.enable()
+
+    main = cProfile.Profile()
+    if threads:
+        threading.setprofile(hook)
+    main.enable()
+    try:
+        fn()
+    finally:
+        main.disable()
+        if threads:
+            threading.setprofile(None)  # type: ignore[arg-type]
+    stats = pstats.Stats(main)
+    for p in profiles:
+        try:
+            stats.add(p)
+        except Exception:  # a profiler whose thread never produced an event
+            pass
+    buf = io.StringIO()
+    stats.stream = buf  # type: ignore[attr-defined]
+    stats.sort_stats("tottime").print_stats(top)
+    print(f"\n  profile: {label} (cProfile, sorted by own time{', all threads' if threads else ''})")
+    lines = buf.getvalue().splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls")), 0)
+    for ln in lines[start : start + top + 1]:
+        print("    " + ln.replace(ROOT + "/", "").replace(sys.prefix, "<venv>")[:150])
+
+
+# ----------------------------------------------------------------------------------------------
+# Environment
+# ----------------------------------------------------------------------------------------------
+
+
+def version_of(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+def agenttool_module() -> Any:
+    try:
+        import agenttool
+    except Exception as exc:  # a half-merged file must not stop the other sections
+        print(f"bench: cannot import agenttool: {type(exc).__name__}: {exc}")
+        return None
+    return agenttool
+
+
+def use_parts(at: Any) -> list[str]:
+    """Before the merge: take schema_of/validator from parts/ where agenttool lacks them."""
+    patched: list[str] = []
+    if not hasattr(at, "schema_of"):
+        try:
+            import parts.schema as ps
+
+            for name in ("schema_of", "decode", "_arg_spec", "_doc_summary"):
+                setattr(at, name, getattr(ps, name))
+            patched.append("schema_of (parts/schema.py)")
+        except Exception as exc:
+            print(f"bench: --parts: parts/schema.py: {type(exc).__name__}: {exc}")
+    if not hasattr(at, "validator"):
+        try:
+            import parts.validator as pv
+
+            at.validator = pv.validator
+            at.Validator = pv.Validator
+            patched.append("validator (parts/validator.py)")
+        except Exception as exc:
+            print(f"bench: --parts: parts/validator.py: {type(exc).__name__}: {exc}")
+    return patched
+
+
+def describe_machine(at: Any, patched: list[str]) -> None:
+    commit = "?"
+    try:
+        commit = subprocess.run(
+            ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, timeout=10,
+        ).stdout.strip() or "?"
+        dirty = subprocess.run(
+            ["git", "-C", ROOT, "status", "--porcelain", "--", "agenttool.py", "agenttool_mcp.py"],
+            capture_output=True, text=True, timeout=10,
+        ).stdout.strip()
+        commit += " + uncommitted changes" if dirty else ""
+    except Exception:
+        pass
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for ln in f:
+                if ln.startswith("model name"):
+                    cpu = ln.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    print("agenttool benchmark")
+    print(f"  machine   {platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores")
+    try:
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"  load      {load} (1, 5, 15 min) at start: above the core count means noisy figures")
+    except OSError:
+        pass
+    print(f"  python    {platform.python_implementation()} {platform.python_version()} ({sys.executable})")
+    print(f"  agenttool {getattr(at, '__version__', 'not importable')} at {commit}"
+          + (f"; pre-merge parts used: {', '.join(patched)}" if patched else ""))
+    peers = ["pydantic", "pydantic-core", "jsonschema", "fastjsonschema", "mcp"]
+    print("  peers     " + ", ".join(f"{p} {version_of(p)}" for p in peers))
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. Import
+# ----------------------------------------------------------------------------------------------
+
+FLOOR = "json, typing, dataclasses, enum, threading, re, contextvars"
+
+IMPORTS: list[tuple[str, str]] = [
+    ("bare (python -c pass)", "pass"),
+    ("floor: " + FLOOR, "import " + FLOOR),
+    ("import agenttool", "import agenttool"),
+    ("import agenttool_mcp", "import agenttool_mcp"),
+    ("import pydantic", "import pydantic"),
+    ("from pydantic import BaseModel, TypeAdapter", "from pydantic import BaseModel, TypeAdapter"),
+    ("import mcp", "import mcp"),
+]
+
+_PROBE = (
+    "import time\nt = time.perf_counter_ns()\n{stmt}\n"
+    "d = time.perf_counter_ns() - t\nimport sys\nsys.stdout.write(str(d))\n"
+)
+
+
+def _one_import(stmt: str) -> tuple[float, float]:
+    """Wall time of a fresh interpreter running ``stmt``, and the statement's own time in it."""
+    t0 = time.perf_counter_ns()
+    out = subprocess.run([sys.executable, "-c", _PROBE.format(stmt=stmt)], capture_output=True, text=True)
+    wall = time.perf_counter_ns() - t0
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed")
+    return wall, float(out.stdout)
+
+
+def bench_import(args: argparse.Namespace) -> None:
+    runs = args.import_runs
+    heading(
+        "1. Import (fresh interpreters)",
+        f"Wall clock of `python -c <stmt>` minus that of `python -c pass`, over {runs} fresh "
+        "processes run round-robin, shown as median / min (the target is judged on the min: "
+        "load only ever adds); 'in-process' is the statement alone, timed by perf_counter_ns "
+        "inside the process.  Bytecode is cached (warm); one untimed warm-up run each.",
+    )
+    usable: list[tuple[str, str]] = []
+    for label, stmt in IMPORTS:
+        try:
+            _one_import(stmt)
+            usable.append((label, stmt))
+        except Exception as exc:
+            print(f"  {label}: not available: {exc}")
+    walls: dict[str, list[float]] = {s: [] for _, s in usable}
+    inproc: dict[str, list[float]] = {s: [] for _, s in usable}
+    for _ in range(runs):
+        for _, stmt in usable:
+            w, d = _one_import(stmt)
+            walls[stmt].append(w)
+            inproc[stmt].append(d)
+    # Each figure: median over the runs, and the minimum (noise only ever adds to a run).
+    med = {s: statistics.median(v) for s, v in walls.items()}
+    low = {s: min(v) for s, v in walls.items()}
+    med_in = {s: statistics.median(v) for s, v in inproc.items()}
+    low_in = {s: min(v) for s, v in inproc.items()}
+    floor_stmt = "import " + FLOOR
+    rows = []
+    for label, stmt in usable:
+        if stmt == "pass":
+            rows.append([label, f"{fmt_ns(med[stmt])} / {fmt_ns(low[stmt])} total", "", "", ""])
+            continue
+        over = med[stmt] - med["pass"]
+        over_low = low[stmt] - low["pass"]
+        cells = [label, f"{over / 1e6:.1f} / {over_low / 1e6:.1f} ms",
+                 f"{med_in[stmt] / 1e6:.1f} / {low_in[stmt] / 1e6:.1f} ms"]
+        if stmt == floor_stmt or floor_stmt not in med:
+            cells += ["", ""]
+        else:
+            floor = med[floor_stmt] - med["pass"]
+            floor_low = low[floor_stmt] - low["pass"]
+            cells += [f"{(over - floor) / 1e6:+.1f} / {(over_low - floor_low) / 1e6:+.1f} ms",
+                      f"{fmt_ratio(over / floor)} / {fmt_ratio(over_low / floor_low)}"]
+        rows.append(cells)
+    table(["statement (median / min)", "over bare, wall", "in-process", "over the floor", "x floor"], rows)
+    if "import agenttool" in med and floor_stmt in med:
+        extra_low = (low["import agenttool"] - low["pass"]) - (low[floor_stmt] - low["pass"])
+        extra_med = (med["import agenttool"] - med["pass"]) - (med[floor_stmt] - med["pass"])
+        extra_in = low_in["import agenttool"] - low_in[floor_stmt]
+        target(
+            "import agenttool <= 5 ms over the floor (judged on the min)",
+            extra_low <= 5e6,
+            f"{extra_low / 1e6:+.1f} ms wall min (median {extra_med / 1e6:+.1f}), "
+            f"{extra_in / 1e6:+.1f} ms in-process min",
+        )
+    else:
+        unavailable("import", "agenttool does not import")
+    # The modules agenttool imports beyond the floor: the list the 5 ms target depends on.
+    probe = (
+        "import sys\nimport " + FLOOR + "\nbefore = set(sys.modules)\nimport agenttool\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    if out.returncode == 0:
+        mods = out.stdout.split()
+        print(f"  modules agenttool imports beyond the floor ({len(mods)}):")
+        for ln in textwrap.wrap(" ".join(mods), 92):
+            print("    " + ln)
+    if args.profile:
+        import_profile()
+
+
+def import_profile() -> None:
+    """``-X importtime`` of ``import agenttool`` after the floor: where the extra time goes."""
+    cmd = [sys.executable, "-X", "importtime", "-c", f"import {FLOOR}\nimport agenttool"]
+    floor_names = {m.strip() for m in FLOOR.split(",")}
+    best: list[tuple[int, int, str]] = []
+    best_total = None
+    for _ in range(5):
+        err = subprocess.run(cmd, capture_output=True, text=True).stderr
+        rows: list[tuple[int, int, str]] = []
+        for ln in err.splitlines():
+            if not ln.startswith("import time:") or "self [us]" in ln:
+                continue
+            self_us, cum_us, name = ln.split(":", 1)[1].split("|", 2)
+            rows.append((int(self_us), int(cum_us), name.rstrip()))
+        # what follows the last floor module is agenttool's own import
+        last_floor = max((i for i, r in enumerate(rows) if r[2].strip() in floor_names), default=-1)
+        ours = rows[last_floor + 1 :]
+        total = next((c for s, c, nm in ours if nm.strip() == "agenttool"), None)
+        if total is not None and (best_total is None or total < best_total):
+            best, best_total = ours, total
+    if not best:
+        return
+    print("\n  profile: -X importtime of `import agenttool` after the floor (best of 5 runs, us)")
+    print("      self  cumulative  module (rows of 50 us or more)")
+    for s, c, name in best:
+        if s >= 50 or c >= 200 or name.strip() == "agenttool":
+            print(f"    {s:6d} {c:10d}  {name}")
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. Schema generation
+# ----------------------------------------------------------------------------------------------
+
+# A realistic tool: str, int with default, Optional[list[str]], a Literal, a nested dataclass.
+# Each repetition execs this source in a new namespace, so the function and its dataclass are
+# new objects and the description differs ({n}): no cache on either side can answer.
+TOOL_SRC = '''
+import dataclasses
+from typing import Literal, Optional
+
+@dataclasses.dataclass
+class Address:
+    """A postal address."""
+    street: str
+    city: str
+    postcode: Optional[str] = None
+
+def search_contacts(
+    query: str,
+    limit: int = 10,
+    tags: Optional[list[str]] = None,
+    order: Literal["name", "recent", "relevance"] = "relevance",
+    near: Optional[Address] = None,
+    include_archived: bool = False,
+) -> str:
+    """Search the address book ({n}).
+
+    Args:
+        query: Words to look for in names and notes ({n}).
+        limit: How many contacts to return at most.
+        tags: Only contacts carrying all of these tags.
+        order: How to sort the results.
+        near: Prefer contacts living near this address.
+        include_archived: Also search archived contacts.
+    """
+    return query
+
+@dataclasses.dataclass
+class Ticket:
+    """A support ticket ({n})."""
+    title: str
+    body: str
+    priority: Literal["low", "medium", "high"] = "medium"
+    assignee: Optional[str] = None
+    labels: list[str] = dataclasses.field(default_factory=list)
+    address: Optional[Address] = None
+'''
+
+
+def fresh_namespace(n: int) -> dict[str, Any]:
+    ns: dict[str, Any] = {"__name__": f"bench_tool_{n}"}
+    exec(compile(TOOL_SRC.replace("{n}", str(n)), f"<tool {n}>", "exec", dont_inherit=True), ns)
+    return ns
+
+
+def pydantic_function_schema(fn: Callable[..., Any]) -> dict[str, Any]:
+    """What the peers do (MCP SDK func_metadata, OpenAI Agents function_schema): a model of the
+    signature with ``create_model``, then its JSON schema."""
+    import pydantic
+
+    sig = inspect.signature(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for name, p in sig.parameters.items():
+        default = ... if p.default is inspect.Parameter.empty else p.default
+        fields[name] = (hints.get(name, Any), default)
+    model = pydantic.create_model(f"{fn.__name__}Arguments", **fields)
+    return model.model_json_schema()
+
+
+def bench_schema(at: Any, args: argparse.Namespace) -> None:
+    heading(
+        "2. Schema generation per tool (a registration: fresh types every time)",
+        "Each operation gets a function and dataclasses never seen before (the source exec'd "
+        "anew, untimed), so nothing is cached on either side.  Function: 6 parameters (str, "
+        "int=10, Optional[list[str]], Literal, Optional[nested dataclass], bool).  pydantic "
+        "builds the function's schema as the peers do: inspect.signature + get_type_hints -> "
+        "create_model(name, **{param: (hint, default)}) -> model_json_schema(); a dataclass "
+        f"with TypeAdapter(cls).json_schema().  Best of {args.rounds} rounds.",
+    )
+    if at is None or not hasattr(at, "schema_of"):
+        unavailable("schema", "agenttool.schema_of is not in agenttool.py yet")
+        return
+    try:
+        import pydantic
+    except ImportError:
+        pydantic = None  # type: ignore[assignment]
+    n = args.schema_number
+    rows = []
+    ratios: list[tuple[str, float]] = []
+    # Sanity: both sides produce a schema for the same shapes.
+    ns0 = fresh_namespace(-1)
+    at.schema_of(ns0["search_contacts"])
+    at.schema_of(ns0["Ticket"])
+    cases: list[tuple[str, Callable[[Any], Any], Callable[[Any], Any] | None, str]] = [
+        (
+            "function, 6 params",
+            lambda ns: at.schema_of(ns["search_contacts"]),
+            (lambda ns: pydantic_function_schema(ns["search_contacts"])) if pydantic else None,
+            "create_model+model_json_schema",
+        ),
+        (
+            "dataclass, 6 fields + nested",
+            lambda ns: at.schema_of(ns["Ticket"]),
+            (lambda ns: pydantic.TypeAdapter(ns["Ticket"]).json_schema()) if pydantic else None,
+            "TypeAdapter(cls).json_schema()",
+        ),
+    ]
+    registration_ok = True
+    try:
+        at.tool(ns0["search_contacts"])
+    except Exception as exc:
+        registration_ok = False
+        reg_reason = f"{type(exc).__name__}: {exc}"
+    if registration_ok:
+        cases.append(
+            (
+                "whole tool: agenttool.tool(fn)",
+                lambda ns: at.tool(ns["search_contacts"]),
+                (lambda ns: pydantic_function_schema(ns["search_contacts"])) if pydantic else None,
+                "create_model+model_json_schema",
+            )
+        )
+    for label, ours, theirs, how in cases:
+        todo = [(ours, n)] + ([(theirs, max(n // 4, 10))] if theirs is not None else [])
+        timings = measure_fresh_many(todo, fresh_namespace, rounds=args.rounds)
+        t_ours = timings[0]
+        if theirs is not None:
+            t_theirs = timings[1]
+            r = t_theirs.best / t_ours.best
+            ratios.append((label, r))
+            rows.append([label, fmt_ns(t_ours.best), fmt_ns(t_theirs.best) + f" ({how})", fmt_ratio(r) + " faster" if r >= 1 else fmt_ratio(1 / r) + " slower"])
+        else:
+            rows.append([label, fmt_ns(t_ours.best), "pydantic absent", ""])
+    table(["shape", "agenttool", "pydantic", "agenttool vs pydantic"], rows)
+    if not registration_ok:
+        print(f"  (agenttool.tool(fn) not measured: {reg_reason})")
+    else:
+        print("  'whole tool' is agenttool.tool(fn): schema, decoder and compiled validator, against")
+        print("  pydantic's model (its validator) plus its JSON schema.")
+    for label, r in ratios:
+        if label.startswith("whole tool"):
+            continue  # information: the target is on schema generation
+        target(f"schema generation >= 10x faster than pydantic ({label})", r >= 10, fmt_ratio(r))
+    if args.profile:
+        objs = [fresh_namespace(10_000 + i) for i in range(200)]
+        profile_call("agenttool.schema_of(fn) x200, fresh functions",
+                     lambda: [at.schema_of(ns["search_contacts"]) for ns in objs])
+        if registration_ok:
+            objs2 = [fresh_namespace(20_000 + i) for i in range(200)]
+            profile_call("agenttool.tool(fn) x200, fresh functions",
+                         lambda: [at.tool(ns["search_contacts"]) for ns in objs2])
+
+
+# ----------------------------------------------------------------------------------------------
+# 3. Validation
+# ----------------------------------------------------------------------------------------------
+
+SMALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "limit": {"type": "integer", "minimum": 1},
+        "recursive": {"type": "boolean"},
+        "mode": {"type": "string", "enum": ["fast", "thorough"]},
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+SMALL_ARGS: dict[str, Any] = {"path": "/srv/data/report.csv", "limit": 50, "recursive": True, "mode": "fast"}
+
+EVERYTHING_ARGS: dict[str, Any] = {
+    "str": "hello",
+    "int": 42,
+    "uint": 7,
+    "float": 3.5,
+    "bool": True,
+    "level": "medium",
+    "count": 2,
+    "when": "2026-11-30T12:00:00Z",
+    "raw": {"a": [1, 2, 3]},
+    "any": "anything",
+    "bytes": "aGVsbG8gd29ybGQ=",
+    "list": [{"name": "a", "Tags": ["x", "y"]}, {"name": "b", "Tags": []}],
+    "matrix": [[1.0, 2.0, 3.0], [4.5, 5.5, 6.5]],
+    "nested": {"name": "n", "Tags": ["t"]},
+    "pointer": {"name": "p", "Tags": ["q", "r"]},
+    "labels": {"env": "prod", "team": "core"},
+    "duration": 1500,
+}
+
+ROW_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "name": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "point": {
+            "type": "object",
+            "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+            "required": ["x", "y"],
+        },
+        "active": {"type": "boolean"},
+    },
+    "required": ["id", "name", "tags", "point"],
+}
+ARRAY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"rows": {"type": "array", "items": ROW_SCHEMA}},
+    "required": ["rows"],
+}
+ARRAY_ARGS: dict[str, Any] = {
+    "rows": [
+        {"id": i, "name": f"row {i}", "tags": ["a", "b", "c"][: i % 4], "point": {"x": i * 0.5, "y": -i},
+         "active": i % 2 == 0}
+        for i in range(100)
+    ]
+}
+
+
+def pydantic_types() -> dict[str, Any]:
+    """pydantic types equivalent to the three schemas (TypedDicts; lax mode, pydantic's default)."""
+    from typing import Annotated, Literal, Optional
+
+    import pydantic
+    from typing_extensions import NotRequired, TypedDict
+
+    @pydantic.with_config(pydantic.ConfigDict(extra="forbid"))
+    class Small(TypedDict):
+        path: str
+        limit: NotRequired[Annotated[int, pydantic.Field(ge=1)]]
+        recursive: NotRequired[bool]
+        mode: NotRequired[Literal["fast", "thorough"]]
+
+    class Item(TypedDict):
+        name: str
+        Tags: list[str]
+
+    everything = TypedDict(  # type: ignore[operator]
+        "Everything",
+        {
+            "str": str,
+            "int": int,
+            "uint": int,
+            "float": float,
+            "bool": bool,
+            "level": Literal["low", "medium", "high"],
+            "count": NotRequired[Literal[1, 2, 3]],
+            "when": str,  # format is an annotation in 2020-12: not asserted by any contender
+            "raw": NotRequired[Any],
+            "any": NotRequired[Any],
+            "bytes": NotRequired[str],
+            "list": list[Item],
+            "matrix": NotRequired[list[list[float]]],
+            "nested": Item,
+            "pointer": NotRequired[Item],
+            "labels": NotRequired[dict[str, str]],
+            "duration": NotRequired[int],
+        },
+    )
+
+    class Point(TypedDict):
+        x: float
+        y: float
+
+    class Row(TypedDict):
+        id: int
+        name: str
+        tags: list[str]
+        point: Point
+        active: NotRequired[bool]
+
+    class Batch(TypedDict):
+        rows: list[Row]
+
+    del Optional
+    return {"small": Small, "everything": everything, "array of 100": Batch}
+
+
+def bench_validation(at: Any, args: argparse.Namespace) -> None:
+    heading(
+        "3. Validation per call (compiled once, then timed per call)",
+        "Per call on the tool's arguments, best of "
+        f"{args.rounds} calibrated rounds.  validate(value) takes the parsed dict; validate_json "
+        "takes the JSON text and returns the parsed value.  jsonschema: a pre-built "
+        "Draft202012Validator's .validate; fastjsonschema: compile(schema, use_formats=False) "
+        "(format is an annotation in 2020-12; nobody here asserts it); pydantic-core: a "
+        "TypeAdapter of the equivalent TypedDict (lax mode), .validate_python(value) and "
+        ".validate_json(text).  json.loads(text) is the floor.  Ratios in brackets are against "
+        "agenttool's validate (for validate_json: against json.loads).",
+    )
+    if at is None or not hasattr(at, "validator"):
+        unavailable("validation", "agenttool.validator is not in agenttool.py yet")
+        return
+    path = os.path.join(CORPUS, "everything.json")
+    schemas: list[tuple[str, Any, dict[str, Any]]] = [("small", SMALL_SCHEMA, SMALL_ARGS)]
+    if os.path.exists(path):
+        with open(path) as f:
+            schemas.append(("everything", json.load(f), EVERYTHING_ARGS))
+    else:
+        print(f"  (skipping 'everything': {os.path.normpath(path)} is absent)")
+    schemas.append(("array of 100", ARRAY_SCHEMA, ARRAY_ARGS))
+
+    peers: dict[str, Any] = {}
+    try:
+        import jsonschema
+
+        peers["jsonschema"] = jsonschema
+    except ImportError:
+        print("  (jsonschema absent)")
+    try:
+        import fastjsonschema
+
+        peers["fastjsonschema"] = fastjsonschema
+    except ImportError:
+        print("  (fastjsonschema absent)")
+    try:
+        ptypes = pydantic_types()
+        import pydantic
+
+        peers["pydantic"] = pydantic
+    except ImportError:
+        ptypes = {}
+        print("  (pydantic absent)")
+
+    header = ["schema", "json.loads", "agenttool validate", "validate_json", "fastjsonschema",
+              "jsonschema", "pydantic py", "pydantic json"]
+    rows = []
+    checks: list[tuple[str, float, float]] = []
+    for label, schema, value in schemas:
+        text = json.dumps(value)
+        v = at.validator(schema)
+        v.validate(value)  # sanity: every contender accepts the arguments
+        assert v.validate_json(text) == value
+        names = ["json.loads", "validate", "validate_json"]
+        cases: list[tuple[Callable[[Any], Any], Any]] = [
+            (json.loads, text), (v.validate, value), (v.validate_json, text)]
+        if "fastjsonschema" in peers:
+            fjs = peers["fastjsonschema"].compile(schema, use_formats=False)
+            fjs(value)
+            names.append("fastjsonschema")
+            cases.append((fjs, value))
+        if "jsonschema" in peers:
+            js = peers["jsonschema"].Draft202012Validator(schema).validate
+            js(value)
+            names.append("jsonschema")
+            cases.append((js, value))
+        if "pydantic" in peers:
+            ta = peers["pydantic"].TypeAdapter(ptypes[label])
+            ta.validate_python(value)
+            ta.validate_json(text)
+            names += ["pydantic py", "pydantic json"]
+            cases += [(ta.validate_python, value), (ta.validate_json, text)]
+        got = dict(zip(names, measure_many(cases, rounds=args.rounds, min_round_ns=args.round_ns)))
+        t_loads, t_val, t_vj = got["json.loads"], got["validate"], got["validate_json"]
+        row = [f"{label} ({len(text)} B)", fmt_ns(t_loads.best), fmt_ns(t_val.best),
+               f"{fmt_ns(t_vj.best)} ({fmt_ratio(t_vj.best / t_loads.best)} loads)"]
+        for peer in ("fastjsonschema", "jsonschema", "pydantic py", "pydantic json"):
+            t = got.get(peer)
+            row.append(f"{fmt_ns(t.best)} ({fmt_ratio(t.best / t_val.best)})" if t else "-")
+        t_fjs = got["fastjsonschema"].best if "fastjsonschema" in got else float("nan")
+        rows.append(row)
+        checks.append((label, t_val.best / t_fjs if t_fjs == t_fjs else float("nan"), t_vj.best / t_loads.best))
+    table(header, rows)
+    for label, r_fjs, r_loads in checks:
+        if r_fjs == r_fjs:
+            target(f"validate no slower than fastjsonschema ({label})", r_fjs <= 1.0,
+                   f"{fmt_ratio(r_fjs)} fastjsonschema's time")
+        target(f"validate_json within 2x of json.loads ({label})", r_loads <= 2.0,
+               f"{fmt_ratio(r_loads)} json.loads")
+    if args.profile:
+        for label, schema, value in schemas:
+            text = json.dumps(value)
+            v = at.validator(schema)
+            number = max(1, calibrate(v.validate_json, text, 200e6))
+            profile_call(f"validate_json on {label!r} x{number}",
+                         lambda v=v, text=text, number=number: [v.validate_json(text) for _ in range(number)],
+                         top=10)
+
+
+# ----------------------------------------------------------------------------------------------
+# 4. Executor
+# ----------------------------------------------------------------------------------------------
+
+
+def _noop() -> str:
+    """Do nothing."""
+    return "ok"
+
+
+def _io_bound() -> str:
+    """Wait 100 ms, as a network call would."""
+    time.sleep(0.1)
+    return "ok"
+
+
+def make_tool(at: Any, fn: Callable[[], str]) -> tuple[Any, str]:
+    """A function tool from ``fn`` with @tool when the schema part is merged, else new_func."""
+    try:
+        return at.tool(fn), "agenttool.tool(fn)"
+    except Exception:
+        return (
+            at.new_func(fn.__name__.lstrip("_"), fn.__doc__ or "", None, lambda call: fn()),
+            "agenttool.new_func (tool() not usable yet)",
+        )
+
+
+def bench_executor(at: Any, args: argparse.Namespace) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    n = args.executor_calls
+    heading(
+        "4. Executor",
+        f"Overhead: {n:,} no-op calls of one function tool through Executor().results(jobs) "
+        "against a bare concurrent.futures.ThreadPoolExecutor(8) running the same tool's "
+        "execute (pool.map over the calls), pool and executor both created inside the timing; "
+        f"best of {args.executor_rounds} rounds, alternating.  Parallel efficiency: 8 calls "
+        "that each sleep 100 ms, wall time against the 100 ms ideal, best of "
+        f"{args.rounds} rounds.",
+    )
+    if at is None or not hasattr(at, "Executor"):
+        unavailable("executor", "agenttool.Executor is missing")
+        return
+    noop, how = make_tool(at, _noop)
+    print(f"  the tool: {how}, args '{{}}'")
+    calls = [at.Call(id=f"c{i}", args="{}") for i in range(n)]
+    jobs = [at.Job(noop, c) for c in calls]
+
+    def run_executor(_: Any = None) -> None:
+        results, errors = at.Executor().results(jobs)
+        if any(e is not None for e in errors):
+            raise next(e for e in errors if e is not None)
+
+    def run_pool(_: Any = None) -> None:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(noop.execute, calls))
+
+    run_executor()
+    run_pool()
+    ex_t: list[float] = []
+    pool_t: list[float] = []
+    for _ in range(args.executor_rounds):
+        for fn, sink in ((run_executor, ex_t), (run_pool, pool_t)):
+            gc.collect()
+            t0 = time.perf_counter_ns()
+            fn()
+            sink.append(time.perf_counter_ns() - t0)
+    ex, pool = min(ex_t), min(pool_t)
+    serial_t = measure(noop.execute, calls[0], rounds=args.rounds, min_round_ns=args.round_ns).best
+    rows = [
+        [f"{n:,} no-op calls", fmt_ns(ex), fmt_ns(pool), fmt_ratio(ex / pool),
+         f"{fmt_ns(ex / n)} vs {fmt_ns(pool / n)}"],
+    ]
+    # Parallel efficiency.
+    slow, _ = make_tool(at, _io_bound)
+    sjobs = [at.Job(slow, at.Call(id=f"s{i}", args="{}")) for i in range(8)]
+    scalls = [j.call for j in sjobs]
+
+    def par_executor() -> None:
+        at.Executor().results(sjobs)
+
+    def par_pool() -> None:
+        with ThreadPoolExecutor(8) as p:
+            list(p.map(slow.execute, scalls))
+
+    par_ex: list[float] = []
+    par_pool_t: list[float] = []
+    for _ in range(args.rounds):
+        for fn, sink in ((par_executor, par_ex), (par_pool, par_pool_t)):
+            t0 = time.perf_counter_ns()
+            fn()
+            sink.append(time.perf_counter_ns() - t0)
+    pe, pp = min(par_ex), min(par_pool_t)
+    rows.append(["8 calls of 100 ms", fmt_ns(pe), fmt_ns(pp), fmt_ratio(pe / pp),
+                 f"{fmt_ratio(pe / 100e6)} / {fmt_ratio(pp / 100e6)} of 100 ms"])
+    table(["batch", "agenttool Executor", "bare ThreadPoolExecutor(8)", "ratio", "per call / ideal"], rows)
+    print(f"  one call of the tool's execute alone, on the caller's thread: {fmt_ns(serial_t)}")
+    target("executor overhead <= 1.5x a bare pool", ex / pool <= 1.5, fmt_ratio(ex / pool))
+    target("parallel efficiency within 10% of 100 ms", pe <= 110e6,
+           f"{fmt_ns(pe)} = {fmt_ratio(pe / 100e6)} ideal (median {fmt_ns(statistics.median(par_ex))})")
+    if args.profile:
+        small = jobs[:2000]
+        profile_call("Executor().results(2,000 no-op jobs)", lambda: at.Executor().results(small), threads=True)
+
+        def pool_small() -> None:
+            with ThreadPoolExecutor(8) as p:
+                list(p.map(noop.execute, calls[:2000]))
+
+        profile_call("ThreadPoolExecutor(8).map(execute, 2,000 calls)", pool_small, threads=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# 5. MCP
+# ----------------------------------------------------------------------------------------------
+
+
+def _sdk_server() -> Any:
+    """The SDK's high-level server with one tool, echo(text) -> text."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench-sdk")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    return server
+
+
+def _echo_tool(at: Any) -> Any:
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    try:
+        return at.tool(echo)
+    except Exception:
+        schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+        def raw(call: Any) -> str:
+            a = call.args if isinstance(call.args, dict) else json.loads(call.args or "{}")
+            return str(a["text"])
+
+        return at.new_func("echo", "Echo the text back.", schema, raw)
+
+
+async def _raw_client_calls(server: Any, number: int, rounds: int, warm: int) -> list[float]:
+    """Round trips of the raw SDK Client (legacy handshake, in memory, no cache)."""
+    from mcp import Client
+
+    per_op: list[float] = []
+    async with Client(server, mode="legacy", cache=None) as client:
+        await client.list_tools()
+        for _ in range(warm):
+            r = await client.call_tool("echo", {"text": "hi"})
+        assert not r.is_error, r
+        for _ in range(rounds):
+            gc.collect()
+            t0 = time.perf_counter_ns()
+            for _ in range(number):
+                await client.call_tool("echo", {"text": "hi"})
+            per_op.append((time.perf_counter_ns() - t0) / number)
+    return per_op
+
+
+def _raw_client_bridged(server: Any, number: int, rounds: int, warm: int) -> list[float]:
+    """The raw SDK Client driven from this thread, as a synchronous caller must: the client
+    lives on a loop in another thread; each call is run_coroutine_threadsafe(...).result().
+    The floor of any synchronous facade (one thread hop each way)."""
+    from mcp import Client
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    stop: list[asyncio.Event] = []
+
+    async def hold(ready: "asyncio.Future[Any]") -> None:
+        stop.append(asyncio.Event())
+        async with Client(server, mode="legacy", cache=None) as client:
+            await client.list_tools()
+            ready.set_result(client)
+            await stop[0].wait()
+
+    per_op: list[float] = []
+    try:
+        ready: "asyncio.Future[Any]" = asyncio.run_coroutine_threadsafe(_make_future(), loop).result()
+        holder = asyncio.run_coroutine_threadsafe(hold(ready), loop)
+        client = asyncio.run_coroutine_threadsafe(_await(ready), loop).result(30)
+
+        def one() -> Any:
+            return asyncio.run_coroutine_threadsafe(client.call_tool("echo", {"text": "hi"}), loop).result()
+
+        for _ in range(warm):
+            one()
+        for _ in range(rounds):
+            gc.collect()
+            t0 = time.perf_counter_ns()
+            for _ in range(number):
+                one()
+            per_op.append((time.perf_counter_ns() - t0) / number)
+        loop.call_soon_threadsafe(stop[0].set)
+        holder.result(30)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+    return per_op
+
+
+async def _make_future() -> "asyncio.Future[Any]":
+    return asyncio.get_running_loop().create_future()
+
+
+async def _await(fut: "asyncio.Future[Any]") -> Any:
+    return await fut
+
+
+def _remote_sync_calls(am: Any, at: Any, server: Any, number: int, rounds: int, warm: int) -> list[float]:
+    """Round trips of agenttool_mcp's remote tool, ``.execute(Call(...))`` from this thread."""
+    per_op: list[float] = []
+    with am.connect(server=server) as remote:
+        t = remote.lookup("echo") or next(x for x in remote.tools() if x.name.endswith("echo"))
+        call = at.Call(id="c", args={"text": "hi"})
+        for _ in range(warm):
+            res = t.execute(call)
+        assert "hi" in str(res.output), res
+        for _ in range(rounds):
+            gc.collect()
+            t0 = time.perf_counter_ns()
+            for _ in range(number):
+                t.execute(call)
+            per_op.append((time.perf_counter_ns() - t0) / number)
+    return per_op
+
+
+async def _remote_async_calls(am: Any, server: Any, number: int, rounds: int, warm: int) -> list[float]:
+    """Round trips of agenttool_mcp's AsyncRemote.call, awaited on this loop."""
+    per_op: list[float] = []
+    async with am.aconnect(server=server) as remote:
+        for _ in range(warm):
+            await remote.call("echo", {"text": "hi"})
+        for _ in range(rounds):
+            gc.collect()
+            t0 = time.perf_counter_ns()
+            for _ in range(number):
+                await remote.call("echo", {"text": "hi"})
+            per_op.append((time.perf_counter_ns() - t0) / number)
+    return per_op
+
+
+def bench_mcp(at: Any, args: argparse.Namespace) -> None:
+    n, passes, warm = args.mcp_calls, args.mcp_rounds, 20
+    heading(
+        "5. MCP round trips (in memory)",
+        "Client side: one echo(text) call's round trip to the SDK's MCPServer, through "
+        "agenttool_mcp.connect(server=...) and the remote tool's .execute(Call(...)) from the "
+        "caller's thread, against the raw SDK Client(server, mode='legacy', cache=None) "
+        "awaiting call_tool on its own loop (agenttool_mcp uses the same Client settings); "
+        "shown too: agenttool_mcp's async AsyncRemote.call, and the raw Client driven from "
+        "another thread by run_coroutine_threadsafe(...).result() (what any synchronous facade "
+        "costs at least).  Server side: the raw SDK Client calling echo on "
+        "agenttool_mcp.build_server([tool]) against the SDK MCPServer serving the same "
+        f"function.  {n} calls per pass after {warm} warm-up calls on a fresh connection; "
+        f"{passes} passes over all contenders, round-robin; best pass.",
+    )
+    if sys.version_info < (3, 10):
+        unavailable("mcp", "the mcp SDK needs Python 3.10+")
+        return
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        unavailable("mcp", "the mcp SDK is not installed")
+        return
+    try:
+        import agenttool_mcp as am
+    except Exception as exc:
+        unavailable("mcp", f"agenttool_mcp does not import: {type(exc).__name__}: {exc}")
+        return
+    missing = [x for x in ("connect", "aconnect", "build_server") if not hasattr(am, x)]
+    if missing:
+        unavailable("mcp", f"agenttool_mcp lacks {', '.join(missing)}")
+        return
+    sdk_server = _sdk_server()
+    contenders: dict[str, Callable[[], list[float]]] = {
+        "raw": lambda: asyncio.run(_raw_client_calls(sdk_server, n, 1, warm)),
+        "bridged": lambda: _raw_client_bridged(sdk_server, n, 1, warm),
+        "sync": lambda: _remote_sync_calls(am, at, sdk_server, n, 1, warm),
+        "async": lambda: asyncio.run(_remote_async_calls(am, sdk_server, n, 1, warm)),
+    }
+    try:
+        our_server = am.build_server([_echo_tool(at)], name="bench-agenttool")
+        contenders["server ours"] = lambda: asyncio.run(_raw_client_calls(our_server, n, 1, warm))
+        contenders["server sdk"] = lambda: asyncio.run(_raw_client_calls(_sdk_server(), n, 1, warm))
+    except Exception as exc:
+        unavailable("mcp server", f"agenttool_mcp.build_server failed: {type(exc).__name__}: {exc}")
+    got: dict[str, list[float]] = {k: [] for k in contenders}
+    failed: dict[str, str] = {}
+    for _ in range(passes):
+        for name, fn in contenders.items():
+            if name in failed:
+                continue
+            try:
+                got[name] += fn()
+            except Exception as exc:
+                failed[name] = f"{type(exc).__name__}: {exc}"
+    for name, why in failed.items():
+        print(f"  {name}: failed: {why}")
+        if name in ("raw", "sync", "server ours", "server sdk"):
+            MISSES.append(f"mcp {name}: failed ({why})")
+    best = {k: min(v) for k, v in got.items() if v and k not in failed}
+    rows = []
+    raw = best.get("raw")
+    if raw is None:
+        unavailable("mcp", "the raw SDK client failed")
+        return
+    rows.append(["raw SDK Client, awaited", "", fmt_ns(raw), ""])
+    if "bridged" in best:
+        rows.append(["raw SDK Client from a thread (run_coroutine_threadsafe)", "", fmt_ns(best["bridged"]),
+                     f"{fmt_ratio(best['bridged'] / raw)} (the sync floor)"])
+    if "sync" in best:
+        rows.append(["client: remote tool .execute(Call) (sync)", fmt_ns(best["sync"]), fmt_ns(raw),
+                     fmt_ratio(best["sync"] / raw)])
+    if "async" in best:
+        rows.append(["client: AsyncRemote.call (async)", fmt_ns(best["async"]), fmt_ns(raw),
+                     fmt_ratio(best["async"] / raw)])
+    if "server ours" in best and "server sdk" in best:
+        rows.append(["server: build_server vs MCPServer, raw client", fmt_ns(best["server ours"]),
+                     fmt_ns(best["server sdk"]), fmt_ratio(best["server ours"] / best["server sdk"])])
+    table(["round trip", "agenttool_mcp", "raw SDK", "ratio"], rows)
+    if "sync" in best:
+        target("MCP client round trip within 1.2x the raw SDK (sync execute)", best["sync"] / raw <= 1.2,
+               fmt_ratio(best["sync"] / raw))
+    if "async" in best:
+        target("MCP client round trip within 1.2x the raw SDK (AsyncRemote.call)", best["async"] / raw <= 1.2,
+               fmt_ratio(best["async"] / raw))
+    if "server ours" in best and "server sdk" in best:
+        r = best["server ours"] / best["server sdk"]
+        target("MCP server round trip within 1.2x the SDK's MCPServer", r <= 1.2, fmt_ratio(r))
+    if args.profile and "sync" in best:
+        with am.connect(server=sdk_server) as remote:
+            t = remote.lookup("echo")
+            call = at.Call(id="c", args={"text": "hi"})
+            profile_call("remote tool .execute(Call) x300, all threads (the caller and the loop)",
+                         lambda: [t.execute(call) for _ in range(300)], threads=True)
+    if args.profile and "server ours" in best:
+        profile_call("raw client -> build_server, 300 calls, all threads",
+                     lambda: asyncio.run(_raw_client_calls(our_server, 300, 1, 0)), threads=True)
+        profile_call("raw client -> MCPServer, 300 calls, all threads",
+                     lambda: asyncio.run(_raw_client_calls(_sdk_server(), 300, 1, 0)), threads=True)
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+SECTIONS = ["import", "schema", "validation", "executor", "mcp"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
+    ap.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test; figures are rougher)")
+    ap.add_argument("--profile", action="store_true", help="also print a cProfile / -X importtime profile per section")
+    ap.add_argument("--parts", action="store_true",
+                    help="before the merge: take schema_of/validator from parts/ where agenttool.py lacks them")
+    args = ap.parse_args(argv)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        ap.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    q = args.quick
+    args.rounds = 3 if q else 5
+    args.round_ns = 20e6 if q else 50e6
+    args.import_runs = 8 if q else 20
+    args.schema_number = 40 if q else 100
+    args.executor_calls = 10_000
+    args.executor_rounds = 2 if q else 4
+    args.mcp_calls = 50 if q else 200
+    args.mcp_rounds = 2 if q else 3
+
+    started = time.perf_counter()
+    at = agenttool_module()
+    patched = use_parts(at) if (args.parts and at is not None) else []
+    describe_machine(at, patched)
+    steps: dict[str, Callable[[], None]] = {
+        "import": lambda: bench_import(args),
+        "schema": lambda: bench_schema(at, args),
+        "validation": lambda: bench_validation(at, args),
+        "executor": lambda: bench_executor(at, args),
+        "mcp": lambda: bench_mcp(at, args),
+    }
+    for name in SECTIONS:
+        if name not in only:
+            continue
+        try:
+            steps[name]()
+        except Exception as exc:  # one broken section must not hide the others
+            import traceback
+
+            print(f"  section {name} failed: {type(exc).__name__}: {exc}")
+            traceback.print_exc(limit=4, file=sys.stdout)
+            MISSES.append(f"{name}: failed ({type(exc).__name__}: {exc})")
+    print()
+    print(f"Summary: {len(PASSES)} targets met, {len(MISSES)} missed or not measured "
+          f"({time.perf_counter() - started:.0f} s)")
+    for m in MISSES:
+        print(f"  MISS {m}")
+    try:
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"  load at the end: {load}; on a shared or loaded machine rerun before trusting a ratio")
+    except OSError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

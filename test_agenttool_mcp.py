@@ -1,0 +1,1126 @@
+"""Tests for agenttool_mcp: MCP both ways, against itself, the SDK and the npm peers.
+
+The whole module skips where the ``mcp`` SDK cannot be imported or Python is older than 3.10.
+The node peers (``@modelcontextprotocol/server-everything`` and the Inspector CLI) are found
+through ``AGENTTOOL_NODE_PEERS=<dir>`` (``.ci/node-peers.sh <dir>`` installs them); their tests
+skip, saying why, where ``node`` or that folder is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import json
+import logging
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import unittest
+from collections.abc import Callable
+from typing import Any, cast
+
+if sys.version_info < (3, 10):
+    raise unittest.SkipTest("agenttool_mcp needs Python 3.10+ (the mcp SDK 2.x does)")
+try:
+    import mcp  # noqa: F401
+except ImportError:
+    raise unittest.SkipTest("the mcp SDK is not installed (pip install 'mcp>=2.3,<3')") from None
+
+import anyio
+import mcp.types as mt
+from pydantic import AnyUrl
+
+import agenttool as at
+import agenttool_mcp as am
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WAIT = 30.0  # an upper bound for things that happen at once; never a timing assertion
+
+# The child processes import agenttool and agenttool_mcp from where this process does.
+PYPATH = os.pathsep.join(
+    dict.fromkeys(
+        [
+            os.path.dirname(os.path.abspath(at.__file__)),
+            os.path.dirname(os.path.abspath(am.__file__)),
+        ]
+    )
+)
+CHILD_ENV = {"PYTHONPATH": PYPATH, "PYTHONUNBUFFERED": "1"}
+
+FIXTURE = textwrap.dedent(
+    '''
+    """Tools for the agenttool_mcp tests, served over stdio and HTTP."""
+    import json
+    import os
+    import sys
+    import threading
+
+    import agenttool as at
+
+
+    def _upper(call):
+        args = call.args if isinstance(call.args, dict) else json.loads(call.args or "{}")
+        return at.text(args["text"].upper())
+
+
+    upper = at.new_func(
+        "upper",
+        "Upper-case a text.",
+        {"type": "object", "properties": {"text": {"type": "string", "description": "Words"}},
+         "required": ["text"], "additionalProperties": False},
+        _upper,
+    )
+
+
+    def _steps(call):
+        for i in range(3):
+            at.progress(f"step {i + 1}", progress=i + 1, total=3)
+        return at.text("stepped")
+
+
+    steps = at.new_func("steps", "Report progress three times.", None, _steps)
+
+
+    def _hang(call):
+        print("hang started", file=sys.stderr, flush=True)
+        at.cancel_event().wait(120)
+        print("hang cancelled" if at.cancelled() else "hang woke", file=sys.stderr, flush=True)
+        return at.text("cancelled" if at.cancelled() else "woke")
+
+
+    hang = at.new_func("hang", "Wait until cancelled.", None, _hang)
+
+
+    def _die(call):
+        sys.stderr.flush()
+        os._exit(3)
+
+
+    die = at.new_func("die", "Exit the server process mid-call.", None, _die)
+
+
+    def _fail(call):
+        raise ValueError("the disk is full")
+
+
+    fail = at.new_func("fail", "Always fails.", None, _fail)
+
+
+    def _tiny(call):
+        return at.parts(at.image(b"\\x89PNG\\r\\n\\x1a\\n", "image/png"))
+
+
+    tiny_image = at.new_func("tiny_image", "A tiny PNG.", None, _tiny)
+    '''
+)
+
+
+def _quiet(logger: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Silence a logger during one test (peers log the faults a test provokes on purpose)."""
+
+    def wrap(test: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(test)
+        def run(*args: Any) -> None:
+            log = logging.getLogger(logger)
+            level = log.level
+            log.setLevel(logging.CRITICAL + 1)
+            try:
+                test(*args)
+            finally:
+                log.setLevel(level)
+
+        return run
+
+    return wrap
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _text_tool(name: str, fn: Any, parameters: Any = None, **opts: Any) -> Any:
+    """A raw tool whose function gets the decoded arguments."""
+
+    def run(call: at.Call) -> at.Result:
+        args = call.args if isinstance(call.args, dict) else json.loads(call.args or "{}")
+        return at.output(fn(**args))
+
+    return at.new_func(name, f"The {name} tool.", parameters, run, **opts)
+
+
+@dataclasses.dataclass
+class _Rec:
+    """A recordable details value."""
+
+    n: int
+    record_ns = "test:rec"
+
+
+@dataclasses.dataclass
+class _Outcome:
+    """One call's end as an executor reported it, with the progress it sent."""
+
+    result: at.Result | None
+    error: BaseException | None
+    progress: list[at.Result]
+
+    @property
+    def output(self) -> Any:
+        assert self.result is not None, f"the call failed: {self.error!r}"
+        return self.result.output
+
+    @property
+    def details(self) -> Any:
+        assert self.result is not None, f"the call failed: {self.error!r}"
+        return self.result.details
+
+
+def _run_one(tool: Any, args: Any, **executor: Any) -> _Outcome:
+    """Run one call through an executor; its final outcome and progress."""
+    events = list(at.Executor(**executor).execute([at.Job(tool, at.Call("c1", args))]))
+    final = [e for e in events if e.final]
+    assert len(final) == 1
+    updates = [e.result for e in events if not e.final and e.result is not None]
+    return _Outcome(final[0].result, final[0].error, updates)
+
+
+def _text_of(result: mt.CallToolResult) -> str:
+    """The first block's text of an SDK result."""
+    block = result.content[0]
+    assert isinstance(block, mt.TextContent), block
+    return block.text
+
+
+def _error_text(outcome: _Outcome) -> str:
+    assert outcome.error is not None, f"expected an error, got {outcome.result}"
+    return at.error_message(outcome.error)
+
+
+# =============================================================================================
+
+
+class ImportTest(unittest.TestCase):
+    def test_import_does_not_load_the_sdk(self) -> None:
+        code = "import sys, agenttool_mcp; print('mcp' in sys.modules, 'anyio' in sys.modules)"
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, **CHILD_ENV},
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+            check=True,
+        )
+        self.assertEqual(out.stdout.split(), ["False", "False"])
+
+
+class ContentTest(unittest.TestCase):
+    def test_parts_to_content(self) -> None:
+        blocks = am.content_of(
+            [
+                {"type": "text", "text": "a"},
+                {"type": "input_text", "text": "b"},
+                at.image(b"\x00\x01", "image/gif"),
+                {"type": "input_image", "image_url": "https://x.test/i.png"},
+                {"type": "input_file", "filename": "notes.bin", "file_data": "AAE="},
+                {"type": "input_file", "file_url": "https://x.test/f.pdf"},
+                {"type": "input_file", "filename": "only-a-name.txt"},
+                {"type": "input_file", "filename": "bad", "file_data": "!!!"},
+                {"type": "mystery", "x": 1},
+            ]
+        )
+        kinds = [b.type for b in blocks]
+        self.assertEqual(
+            kinds,
+            [
+                "text",
+                "text",
+                "image",
+                "resource_link",
+                "resource",
+                "resource_link",
+                "text",
+                "text",
+                "text",
+            ],
+        )
+        image, embedded, name, unknown = blocks[2], blocks[4], blocks[6], blocks[8]
+        assert isinstance(image, mt.ImageContent) and isinstance(embedded, mt.EmbeddedResource)
+        assert isinstance(name, mt.TextContent) and isinstance(unknown, mt.TextContent)
+        self.assertEqual(image.mime_type, "image/gif")
+        self.assertEqual(str(embedded.resource.uri), "file:///notes.bin")
+        self.assertEqual(name.text, "only-a-name.txt")
+        self.assertEqual(json.loads(unknown.text), {"type": "mystery", "x": 1})
+        self.assertEqual([b.type for b in am.content_of("")], ["text"])
+
+    def test_content_to_parts(self) -> None:
+        r = mt.CallToolResult(
+            content=[
+                mt.TextContent(type="text", text="summary"),
+                mt.ImageContent(type="image", data="AAE=", mime_type=""),
+                mt.AudioContent(type="audio", data="AAE=", mime_type="Audio/MPEG; codecs=x"),
+                mt.EmbeddedResource(
+                    type="resource",
+                    resource=mt.BlobResourceContents(uri="file:///a.bin", blob="AAE="),
+                ),
+                mt.EmbeddedResource(
+                    type="resource",
+                    resource=mt.TextResourceContents(uri="file:///a.txt", text="inside"),
+                ),
+                mt.ResourceLink(type="resource_link", uri="https://x.test/r", name="r"),
+            ],
+            structured_content={"n": 1},
+        )
+        out = am.result_of(r).output
+        assert isinstance(out, list)
+        self.assertEqual(out[0], {"type": "text", "text": "summary"})
+        self.assertEqual(out[1]["image_url"], "data:application/octet-stream;base64,AAE=")
+        self.assertEqual(
+            out[2], {"type": "input_file", "filename": "audio.mp3", "file_data": "AAE="}
+        )
+        self.assertEqual(out[3]["filename"], "file:///a.bin")
+        self.assertEqual(out[4], {"type": "text", "text": "inside"})
+        self.assertEqual(out[5], {"type": "text", "text": "resource: https://x.test/r"})
+        self.assertEqual(out[6], {"type": "text", "text": '{"n": 1}'})
+        text_only = mt.CallToolResult(
+            content=[mt.TextContent(type="text", text="a"), mt.TextContent(type="text", text="b")],
+            structured_content={"n": 1},
+        )
+        self.assertEqual(am.result_of(text_only).output, 'a\nb\n{"n": 1}')
+
+    def test_record_read_from_meta(self) -> None:
+        data = '{"z":1,"a":9007199254740993}'
+        r = mt.CallToolResult(content=[], _meta={am.RECORD_META_KEY: {"ns": "o:k", "data": data}})
+        details = am.result_of(r).details
+        self.assertIsInstance(details, am.RemoteRecord)
+        self.assertEqual((details.ns, details.data), ("o:k", data))
+        for bad in ({"ns": "", "data": "1"}, {"ns": "o:k", "data": "{"}, {"error": "x"}):
+            r = mt.CallToolResult(content=[], _meta={am.RECORD_META_KEY: bad})
+            self.assertIsInstance(am.result_of(r).details, mt.CallToolResult)
+
+
+# =============================================================================================
+# The project's client against its own server, in memory
+# =============================================================================================
+
+
+class InMemoryTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.seen_cancel = threading.Event()
+        self.started = threading.Event()
+
+        def hang(call: at.Call) -> at.Result:
+            self.started.set()
+            at.cancel_event().wait(WAIT)
+            if at.cancelled():
+                self.seen_cancel.set()
+            return at.text("stopped")
+
+        def steps(call: at.Call) -> at.Result:
+            at.progress("a quarter", progress=10, total=40)
+            at.progress("all", progress=40, total=40)
+            return at.text("done")
+
+        def who(call: at.Call) -> at.Result:
+            session = am.current_session()
+            assert session is not None and session.client_params is not None
+            return at.text(session.client_params.client_info.name)
+
+        def ask(call: at.Call) -> at.Result:
+            answer = at.elicit(
+                at.Elicitation(
+                    "Your name?", {"type": "object", "properties": {"n": {"type": "string"}}}
+                )
+            )
+            return at.text(f"{answer.action.value}:{json.dumps(answer.content)}")
+
+        def record(call: at.Call) -> at.Result:
+            return at.Result(output="kept", details=_Rec(7))
+
+        def grow(call: at.Call) -> at.Result:
+            am.set_tools(self.server, self.tools + [at.new_func("extra", "New.", None, who)])
+            return at.text("grown")
+
+        self.tools = [
+            _text_tool(
+                "add",
+                lambda a, b: {"sum": a + b},
+                {
+                    "type": "object",
+                    "properties": {
+                        "a": {"type": "integer", "description": "First addend"},
+                        "b": {"type": "integer"},
+                    },
+                    "required": ["a", "b"],
+                    "additionalProperties": False,
+                },
+                annotations=at.Annotations(read_only=True, title="Add"),
+            ),
+            at.new_func("hang", "Hang.", None, hang),
+            at.new_func("steps", "Steps.", None, steps, sequential=True),
+            at.new_func("who", "Who calls.", None, who, resource="shell:1"),
+            at.new_func("ask", "Asks.", None, ask),
+            at.new_func("record", "Records.", None, record),
+            at.new_func("grow", "Adds a tool.", None, grow),
+            _text_tool("boom", lambda: {"a": 1}["missing"]),
+        ]
+        self.server = am.build_server(
+            self.tools, name="demo", version="1.2", page_size=3, instructions="Be nice."
+        )
+
+    def connect(self, **kw: Any) -> am.Remote:
+        remote = am.connect(server=self.server, **kw)
+        self.addCleanup(remote.close)
+        return remote
+
+    def test_listing(self) -> None:
+        remote = self.connect(prefix="d", sequential=["who"], resources={"d__add": "calc"})
+        self.assertEqual(remote.server_info and remote.server_info.name, "demo")
+        self.assertEqual(remote.instructions, "Be nice.")
+        tools = {t.name: t for t in remote.tools()}
+        self.assertEqual(list(tools), [f"d__{t.name}" for t in self.tools])  # all pages
+        self.assertEqual(tools["d__add"].parameters, self.tools[0].parameters)
+        self.assertEqual(tools["d__hang"].parameters, am._EMPTY_SCHEMA)
+        ann = at.annotations_of(tools["d__add"])
+        self.assertEqual(
+            ann,
+            at.Annotations(
+                title="Add", read_only=True, destructive=True, idempotent=None, open_world=True
+            ),
+        )
+        self.assertIsNone(at.annotations_of(tools["d__hang"]))
+        self.assertTrue(at.is_sequential(tools["d__steps"]))  # the server's _meta
+        self.assertTrue(at.is_sequential(tools["d__who"]))  # the host's option
+        self.assertEqual(at.resource_of(tools["d__add"]), "calc")
+
+    def test_calls(self) -> None:
+        remote = self.connect()
+        tools = at.ToolSet(remote.tools())
+        ok = _run_one(tools.lookup("add"), '{"a": 2, "b": 3}')
+        self.assertEqual(json.loads(ok.output), {"sum": 5})
+        bad = _run_one(tools.lookup("add"), '{"a": 1}')
+        self.assertIn("invalid arguments", _error_text(bad))
+        self.assertIn("b", _error_text(bad))
+        self.assertIn("KeyError", _error_text(_run_one(tools.lookup("boom"), "")))
+        self.assertEqual(_run_one(tools.lookup("who"), "").output, "agenttool")
+        with self.assertRaisesRegex(am.RemoteError, 'no tool "nope"'):
+            remote.call("nope")
+
+    def test_progress_keeps_numbers(self) -> None:
+        remote = self.connect()
+        event = _run_one(remote.lookup("steps"), "")
+        infos = [r.details for r in event.progress]
+        self.assertEqual(
+            [(i.progress, i.total, i.message) for i in infos],
+            [(10, 40, "a quarter"), (40, 40, "all")],
+        )
+        updates: list[at.Result] = []
+        tool = remote.lookup("steps")
+        assert tool is not None
+        tool.execute(at.Call("x", "", on_update=updates.append))
+        self.assertEqual([u.output for u in updates], ["a quarter", "all"])
+
+    def test_record_crosses(self) -> None:
+        remote = self.connect()
+        event = _run_one(remote.lookup("record"), "")
+        details = event.details
+        self.assertIsInstance(details, am.RemoteRecord)
+        self.assertEqual(details.ns, "test:rec")
+        record = at.record_of(_Rec(7))
+        assert record is not None
+        self.assertEqual(details.data, record.data)
+        self.assertEqual(json.loads(details.data), {"n": 7})
+
+    def test_elicitation_routed_to_the_elicitor(self) -> None:
+        remote = self.connect(elicitation=True)
+        questions: list[at.Elicitation] = []
+
+        def elicitor(q: at.Elicitation) -> at.Answer:
+            questions.append(q)
+            return at.Answer(at.Action.ACCEPT, {"n": "Ada"})
+
+        event = _run_one(remote.lookup("ask"), "", elicitor=elicitor)
+        self.assertEqual(event.output, 'accept:{"n": "Ada"}')
+        self.assertEqual(questions[0].message, "Your name?")
+        # without an elicitor the host answers cancel; without the option nobody is asked
+        self.assertEqual(_run_one(remote.lookup("ask"), "").output, "cancel:null")
+        plain = self.connect()
+        event = _run_one(plain.lookup("ask"), "", elicitor=elicitor)
+        self.assertEqual(event.output, "cancel:null")
+        self.assertEqual(len(questions), 1)
+
+    def test_list_change_in_a_call_refreshes(self) -> None:
+        remote = self.connect(notification_grace=WAIT)
+        self.assertNotIn("extra", [t.name for t in remote.tools()])
+        _run_one(remote.lookup("grow"), "")
+        self.assertIn("extra", [t.name for t in remote.tools()])
+        am.set_tools(self.server, self.tools)
+        remote.refresh()
+        self.assertNotIn("extra", [t.name for t in remote.tools()])
+
+    def test_cancel_reaches_the_server(self) -> None:
+        remote = self.connect()
+        cancel = threading.Event()
+        events = at.Executor().execute(
+            [at.Job(remote.lookup("hang"), at.Call("h", ""))], cancel=cancel
+        )
+        box: list[at.Event] = []
+        t = threading.Thread(target=lambda: box.extend(events))
+        t.start()
+        self.assertTrue(self.started.wait(WAIT))
+        cancel.set()
+        t.join(WAIT)
+        self.assertFalse(t.is_alive())
+        self.assertIsNotNone(box[-1].error)
+        self.assertTrue(self.seen_cancel.wait(WAIT), "the server-side tool never saw cancellation")
+        # the connection still works
+        self.assertEqual(json.loads(str(remote.call("add", {"a": 1, "b": 1}).output)), {"sum": 2})
+
+    def test_close_mid_call(self) -> None:
+        remote = self.connect()
+        box: list[_Outcome] = []
+        t = threading.Thread(target=lambda: box.append(_run_one(remote.lookup("hang"), "")))
+        t.start()
+        self.assertTrue(self.started.wait(WAIT))
+        remote.close()
+        t.join(WAIT)
+        self.assertFalse(t.is_alive())
+        self.assertIn("mcp: connection closed", _error_text(box[0]))
+        later = _run_one(remote.lookup("add"), '{"a": 1, "b": 2}')
+        self.assertEqual(_error_text(later), 'mcp: call "add": mcp: connection closed')
+        self.assertTrue(self.seen_cancel.wait(WAIT))
+
+    def test_timeout(self) -> None:
+        remote = self.connect(timeout=0.5)
+        event = _run_one(remote.lookup("hang"), "")
+        self.assertIn('mcp: call "hang": no answer within 0.5s', _error_text(event))
+        self.assertTrue(self.seen_cancel.wait(WAIT))
+        self.assertEqual(json.loads(str(remote.call("add", {"a": 1, "b": 1}).output)), {"sum": 2})
+
+    def test_async_api(self) -> None:
+        async def main() -> list[Any]:
+            async with am.aconnect(server=self.server, prefix="p") as remote:
+                seen: list[Any] = []
+                r = await remote.call(
+                    "p__steps", on_progress=lambda p, t, m: seen.append((p, t, m))
+                )
+                try:
+                    await remote.call("p__boom")
+                except am.MCPToolError as exc:
+                    err = str(exc)
+                return [r.output, seen, err, len(remote.tools())]
+
+        out = asyncio.run(main())
+        self.assertEqual(out[0], "done")
+        self.assertEqual(out[1], [(10, 40, "a quarter"), (40, 40, "all")])
+        self.assertIn("KeyError", out[2])
+        self.assertEqual(out[3], len(self.tools))
+
+    def test_bad_definitions_refused(self) -> None:
+        with self.assertRaisesRegex(ValueError, "two tools"):
+            am.build_server([self.tools[0], self.tools[0]])
+        with self.assertRaisesRegex(ValueError, 'tool "odd": schema'):
+            am.build_server([at.new_func("odd", "x", {"type": 12}, lambda c: "")])
+
+
+# =============================================================================================
+# The project's server under the SDK's own Client (both protocol eras)
+# =============================================================================================
+
+
+class SDKClientTest(unittest.TestCase):
+    def setUp(self) -> None:
+        def ask(call: at.Call) -> at.Result:
+            a = at.elicit(
+                at.Elicitation("Name?", {"type": "object", "properties": {"n": {"type": "string"}}})
+            )
+            b = at.elicit(
+                at.Elicitation(
+                    "Again?", {"type": "object", "properties": {"n": {"type": "string"}}}
+                )
+            )
+            return at.text(f"{a.action.value}:{(a.content or {}).get('n')} {b.action.value}")
+
+        def steps(call: at.Call) -> at.Result:
+            at.progress("half", progress=1, total=2)
+            return at.text("done")
+
+        self.tools = [
+            _text_tool(
+                "echo",
+                lambda text: text,
+                {
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                    "$comment": "kept",
+                },
+            ),
+            at.new_func("ask", "Asks twice.", None, ask),
+            at.new_func("steps", "Steps.", None, steps),
+        ]
+        self.server = am.build_server(self.tools, name="demo")
+
+    def run_client(self, mode: str) -> dict[str, Any]:
+        from mcp import Client
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            return mt.ElicitResult(action="accept", content={"n": "Ada"})
+
+        async def main() -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            client_of = Client(self.server, mode=mode, elicitation_callback=cast(Any, elicit))
+            async with client_of as client:
+                out["version"] = client.protocol_version
+                listed = await client.list_tools()
+                out["schema"] = listed.tools[0].input_schema
+                r = await client.call_tool("echo", {"text": "hi"})
+                out["echo"] = (r.is_error, _text_of(r))
+                r = await client.call_tool("echo", {"text": 5})
+                out["bad"] = (r.is_error, _text_of(r))
+                r = await client.call_tool("nope", {})
+                out["unknown"] = (r.is_error, _text_of(r))
+                r = await client.call_tool("ask", {})
+                out["ask"] = _text_of(r)
+                seen: list[Any] = []
+
+                async def progress(p: float, total: float | None, msg: str | None) -> None:
+                    seen.append((p, total, msg))
+
+                await client.call_tool("steps", {}, progress_callback=cast(Any, progress))
+                out["progress"] = seen
+                caps = client.server_capabilities.tools
+                out["list_changed"] = caps is not None and caps.list_changed
+            return out
+
+        return asyncio.run(main())
+
+    def check(self, out: dict[str, Any]) -> None:
+        self.assertEqual(out["schema"], self.tools[0].parameters)
+        self.assertEqual(out["echo"], (False, "hi"))
+        self.assertTrue(out["bad"][0])
+        self.assertIn("invalid arguments", out["bad"][1])
+        self.assertEqual(out["unknown"][0], True)
+        self.assertIn('unknown tool "nope"', out["unknown"][1])
+        self.assertEqual(out["ask"], "accept:Ada accept")
+        self.assertEqual(out["progress"], [(1, 2, "half")])
+        self.assertTrue(out["list_changed"])
+
+    def test_legacy_era(self) -> None:
+        out = self.run_client("legacy")
+        self.assertNotEqual(out["version"], "2026-07-28")
+        self.check(out)
+
+    def test_modern_era(self) -> None:
+        out = self.run_client("auto")
+        self.assertEqual(out["version"], "2026-07-28")
+        self.check(out)
+
+    def test_modern_list_changed_on_listen(self) -> None:
+        from mcp import Client
+
+        async def main() -> list[str]:
+            async with Client(self.server) as client:
+                async with client.listen(tools_list_changed=True) as events:
+                    am.set_tools(self.server, self.tools[:1])
+                    with anyio.fail_after(WAIT):
+                        async for _event in events:
+                            listed = await client.list_tools()
+                            return [t.name for t in listed.tools]
+            return []
+
+        self.assertEqual(asyncio.run(main()), ["echo"])
+
+
+# =============================================================================================
+# The project's client against a server built with the SDK's MCPServer
+# =============================================================================================
+
+
+class MCPServerTest(unittest.TestCase):
+    @_quiet("mcp")
+    def test_client_against_mcpserver(self) -> None:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.types import ToolAnnotations
+
+        server = MCPServer("sdk-server", instructions="From the SDK.")
+
+        @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+        def add(a: int, b: int = 2) -> int:
+            """Add two numbers."""
+            return a + b
+
+        @server.tool()
+        def explode() -> str:
+            """Always fails."""
+            raise RuntimeError("nope")
+
+        with am.connect(server=server, prefix="sdk") as remote:
+            self.assertEqual(remote.instructions, "From the SDK.")
+            tools = {t.name: t for t in remote.tools()}
+            self.assertEqual(set(tools), {"sdk__add", "sdk__explode"})
+            self.assertEqual((tools["sdk__add"].parameters or {})["required"], ["a"])
+            ann = at.annotations_of(tools["sdk__add"])
+            self.assertTrue(ann is not None and ann.read_only)
+            event = _run_one(tools["sdk__add"], '{"a": 40}')
+            self.assertIn("42", event.output)
+            self.assertIn(
+                "Error executing tool explode", _error_text(_run_one(tools["sdk__explode"], ""))
+            )
+            self.assertTrue(_error_text(_run_one(tools["sdk__add"], '{"a": "x"}')))
+
+
+# =============================================================================================
+# Over stdio and HTTP, with the command line, and faults
+# =============================================================================================
+
+
+class _Fixture(unittest.TestCase):
+    tmp: str
+    target: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.mkdtemp(prefix="agenttool-mcp-test-")
+        cls.target = os.path.join(cls.tmp, "fixture_tools.py")
+        with open(cls.target, "w", encoding="utf-8") as fh:
+            fh.write(FIXTURE)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def serve_command(self) -> list[str]:
+        return [sys.executable, "-m", "agenttool_mcp", "serve", self.target]
+
+    def stdio(self, **kw: Any) -> am.Remote:
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        remote = am.connect(self.serve_command(), env=CHILD_ENV, stderr=stderr, **kw)
+        self.addCleanup(remote.close)
+        return remote
+
+    http_stderr: Any = None
+
+    def start_http(self) -> str:
+        """Serve the fixture over streamable HTTP on a port the system picks; the URL.
+
+        The server's stderr stays readable as ``self.http_stderr`` (the fixture's ``hang``
+        writes "hang started" and "hang cancelled" there)."""
+        proc = subprocess.Popen(
+            [*self.serve_command(), "--http", "127.0.0.1:0"],
+            env={**os.environ, **CHILD_ENV},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+        def stop() -> None:
+            proc.terminate()
+            try:
+                proc.wait(WAIT)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                proc.kill()
+                proc.wait()
+            if proc.stderr is not None:
+                proc.stderr.close()
+
+        self.addCleanup(stop)
+        assert proc.stderr is not None
+        self.http_stderr = proc.stderr
+        for line in proc.stderr:
+            if line.startswith("agenttool_mcp: serving at "):
+                return line.split()[-1]
+        self.fail("the HTTP server never announced itself")
+
+
+class StdioTest(_Fixture):
+    def test_list_call_progress(self) -> None:
+        remote = self.stdio(prefix="fx")
+        names = [t.name for t in remote.tools()]
+        self.assertIn("fx__upper", names)
+        self.assertEqual(_run_one(remote.lookup("fx__upper"), '{"text": "abc"}').output, "ABC")
+        event = _run_one(remote.lookup("fx__steps"), "")
+        self.assertEqual([r.output for r in event.progress], ["step 1", "step 2", "step 3"])
+        bad = _run_one(remote.lookup("fx__upper"), '{"text": 1, "x": 2}')
+        self.assertIn("invalid arguments", _error_text(bad))
+        self.assertEqual(_error_text(_run_one(remote.lookup("fx__fail"), "")), "the disk is full")
+        image = _run_one(remote.lookup("fx__tiny_image"), "").output
+        self.assertEqual(image[0]["type"], "input_image")
+        self.assertTrue(image[0]["image_url"].startswith("data:image/png;base64,"))
+
+    def test_server_exits_mid_call(self) -> None:
+        remote = self.stdio()
+        event = _run_one(remote.lookup("die"), "")
+        self.assertEqual(
+            _error_text(event), 'mcp: call "die": mcp: connection closed by the server'
+        )
+        self.assertTrue(remote.closed)
+        later = _run_one(remote.lookup("upper"), '{"text": "a"}')
+        self.assertEqual(
+            _error_text(later), 'mcp: call "upper": mcp: connection closed by the server'
+        )
+        # the host can connect again
+        self.assertEqual(self.stdio().call("upper", {"text": "b"}).output, "B")
+
+    def test_client_disconnects_mid_call(self) -> None:
+        """Closing the connection while a tool hangs ends the call and the server process."""
+        remote = self.stdio(timeout=0.5)
+        self.assertIn("no answer within", _error_text(_run_one(remote.lookup("hang"), "")))
+        self.assertEqual(remote.call("upper", {"text": "still"}).output, "STILL")
+        remote.close()  # the stdio transport ends the child (stdin closed, then signals)
+        self.assertTrue(remote.closed)
+
+    def test_malformed_lines_to_the_server(self) -> None:
+        proc = subprocess.Popen(
+            self.serve_command(),
+            env={**os.environ, **CHILD_ENV},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+        proc.stdin.write("this is not json\n")
+        proc.stdin.write('{"jsonrpc": "2.0", "id": 7, "method": 12}\n')
+        proc.stdin.write(json.dumps(init) + "\n")
+        proc.stdin.flush()
+        answers = []
+        while True:
+            msg = json.loads(proc.stdout.readline())
+            answers.append(msg)
+            if msg.get("id") == 1:
+                break
+        self.assertEqual(answers[-1]["result"]["serverInfo"]["name"], "agenttool")
+        proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+        )
+        proc.stdin.write(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "upper", "arguments": {"text": "ok"}},
+                }
+            )
+            + "\n"
+        )
+        proc.stdin.flush()
+        while True:
+            msg = json.loads(proc.stdout.readline())
+            if msg.get("id") == 2:
+                break
+        self.assertEqual(msg["result"]["content"][0]["text"], "OK")
+        proc.stdin.close()
+        self.assertEqual(proc.wait(WAIT), 0)
+        proc.stdout.close()
+
+    @_quiet("mcp")
+    def test_malformed_lines_to_the_client(self) -> None:
+        """A server that writes garbage between messages: the client keeps going."""
+        proxy = os.path.join(self.tmp, "noisy.py")
+        with open(proxy, "w", encoding="utf-8") as fh:
+            fh.write(
+                textwrap.dedent(
+                    """
+                import subprocess, sys, threading
+                child = subprocess.Popen(
+                    sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                )
+                def pump():
+                    for line in sys.stdin.buffer:
+                        child.stdin.write(line); child.stdin.flush()
+                    child.stdin.close()
+                threading.Thread(target=pump, daemon=True).start()
+                for line in child.stdout:
+                    sys.stdout.buffer.write(b"garbage that is not JSON\\n" + line)
+                    sys.stdout.buffer.flush()
+                sys.exit(child.wait())
+                """
+                )
+            )
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        with am.connect(
+            [sys.executable, proxy, *self.serve_command()], env=CHILD_ENV, stderr=stderr
+        ) as remote:
+            self.assertEqual(remote.call("upper", {"text": "x"}).output, "X")
+
+    def test_connect_failure_is_clear(self) -> None:
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        with self.assertRaisesRegex(am.RemoteError, "^mcp: connect: "):
+            am.connect(
+                [sys.executable, "-c", "import sys; sys.exit(1)"],
+                stderr=stderr,
+                connect_timeout=WAIT,
+            )
+
+    def test_cli_list_and_call(self) -> None:
+        env = {**os.environ, **CHILD_ENV}
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agenttool_mcp",
+                "list",
+                "--prefix",
+                "fx",
+                "--",
+                *self.serve_command(),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+        self.assertEqual(out.returncode, 0, out.stderr)
+        defs = json.loads(out.stdout)
+        self.assertIn("fx__upper", [d["name"] for d in defs])
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agenttool_mcp",
+                "call",
+                "--tool",
+                "upper",
+                "--args",
+                '{"text": "abc"}',
+                "--",
+                *self.serve_command(),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+        self.assertEqual((out.returncode, out.stdout), (0, "ABC\n"), out.stderr)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agenttool_mcp",
+                "call",
+                "--tool",
+                "fail",
+                "--",
+                *self.serve_command(),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+        self.assertEqual((out.returncode, out.stdout), (1, "Error: the disk is full\n"))
+
+
+class HTTPTest(_Fixture):
+    @_quiet("mcp")
+    def test_http_round_trip_and_disconnect(self) -> None:
+        url = self.start_http()
+        self.assertTrue(url.startswith("http://127.0.0.1:") and url.endswith("/mcp"))
+        with am.connect(url=url, prefix="h", headers={"X-Test": "1"}) as remote:
+            self.assertIn("h__upper", [t.name for t in remote.tools()])
+            self.assertEqual(remote.call("h__upper", {"text": "web"}).output, "WEB")
+            event = _run_one(remote.lookup("h__steps"), "")
+            self.assertEqual(len(event.progress), 3)
+        # a client that hangs up mid-call leaves the server serving others
+        first = am.connect(url=url)
+        box: list[_Outcome] = []
+        t = threading.Thread(target=lambda: box.append(_run_one(first.lookup("hang"), "")))
+        t.start()
+        self.assertEqual(self.read_until("hang "), "hang started")
+        first.close()
+        self.assertEqual(self.read_until("hang "), "hang cancelled")
+        t.join(WAIT)
+        self.assertFalse(t.is_alive())
+        self.assertIn("mcp: connection closed", _error_text(box[0]))
+        with am.connect(url=url) as second:
+            self.assertEqual(second.call("upper", {"text": "again"}).output, "AGAIN")
+
+    def read_until(self, prefix: str) -> str:
+        for line in self.http_stderr:
+            if line.startswith(prefix):
+                return str(line.strip())
+        return ""
+
+    def test_unreachable_url(self) -> None:
+        with self.assertRaisesRegex(am.RemoteError, "^mcp: connect: "):
+            am.connect(url=f"http://127.0.0.1:{_free_port()}/mcp", connect_timeout=WAIT)
+
+
+# =============================================================================================
+# Peers from the npm registry
+# =============================================================================================
+
+
+def _node_peers() -> tuple[str, str]:
+    """(server-everything's dist/index.js, the Inspector CLI) or skip, saying why."""
+    if shutil.which("node") is None:
+        raise unittest.SkipTest("node is not on PATH")
+    root = os.environ.get("AGENTTOOL_NODE_PEERS")
+    if not root:
+        raise unittest.SkipTest("AGENTTOOL_NODE_PEERS is not set (run .ci/node-peers.sh DIR)")
+    mods = os.path.join(root, "node_modules")
+    everything = os.path.join(
+        mods, "@modelcontextprotocol", "server-everything", "dist", "index.js"
+    )
+    inspector = os.path.join(mods, ".bin", "mcp-inspector")
+    for path in (everything, inspector):
+        if not os.path.exists(path):
+            raise unittest.SkipTest(f"{path} is missing (run .ci/node-peers.sh {root})")
+    return everything, inspector
+
+
+class EverythingTest(unittest.TestCase):
+    def test_server_everything(self) -> None:
+        everything, _ = _node_peers()
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        with am.connect(["node", everything, "stdio"], prefix="every", stderr=stderr) as remote:
+            tools = at.ToolSet(remote.tools())
+            self.assertIsNotNone(tools.lookup("every__echo"))
+            echo = _run_one(tools.lookup("every__echo"), '{"message": "hi"}')
+            self.assertIn("hi", echo.output)
+            image = _run_one(tools.lookup("every__get-tiny-image"), "").output
+            self.assertIn("image/png", json.dumps(image))
+            structured = _run_one(
+                tools.lookup("every__get-structured-content"), '{"location": "New York"}'
+            )
+            self.assertIn("temperature", structured.output)
+            long = _run_one(
+                tools.lookup("every__trigger-long-running-operation"), '{"duration": 1, "steps": 3}'
+            )
+            self.assertIsNone(long.error)
+            self.assertEqual(len(long.progress), 3)
+            self.assertEqual(long.progress[-1].details.total, 3)
+            bad = _run_one(tools.lookup("every__get-sum"), '{"a": "x"}')
+            self.assertTrue(_error_text(bad))
+            echo_tool = tools.lookup("every__echo")
+            assert echo_tool is not None
+            self.assertIsNotNone(at.annotations_of(echo_tool))
+
+
+class InspectorTest(_Fixture):
+    def inspect(self, *args: str) -> subprocess.CompletedProcess[str]:
+        _, inspector = _node_peers()
+        home = tempfile.mkdtemp(prefix="inspector-home-")
+        self.addCleanup(shutil.rmtree, home, True)
+        env = {**os.environ, **CHILD_ENV, "HOME": home}
+        return subprocess.run(
+            [inspector, "--cli", *args], env=env, capture_output=True, text=True, timeout=120
+        )
+
+    def check(self, server: list[str]) -> None:
+        listed = self.inspect(*server, "--method", "tools/list")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        tools = {t["name"]: t for t in json.loads(listed.stdout)["tools"]}
+        self.assertEqual(tools["upper"]["inputSchema"]["additionalProperties"], False)
+        self.assertEqual(
+            tools["upper"]["inputSchema"]["properties"]["text"]["description"], "Words"
+        )
+        called = self.inspect(
+            *server, "--method", "tools/call", "--tool-name", "upper", "--tool-arg", "text=abc"
+        )
+        self.assertEqual(called.returncode, 0, called.stderr)
+        self.assertEqual(json.loads(called.stdout)["content"][0]["text"], "ABC")
+        invalid = self.inspect(*server, "--method", "tools/call", "--tool-name", "upper")
+        self.assertEqual(invalid.returncode, 5, invalid.stdout + invalid.stderr)
+        body = json.loads(invalid.stdout)
+        self.assertTrue(body["isError"])
+        self.assertIn("invalid arguments", body["content"][0]["text"])
+        self.assertIn("text", body["content"][0]["text"])
+
+    def test_inspector_over_stdio(self) -> None:
+        self.check(self.serve_command())
+
+    def test_inspector_over_http(self) -> None:
+        _node_peers()
+        self.check([self.start_http(), "--transport", "http"])
+
+
+# =============================================================================================
+# OAuth token stores
+# =============================================================================================
+
+
+class TokenStoreTest(unittest.TestCase):
+    def exercise(self, store: Any) -> None:
+        from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+        async def main() -> None:
+            self.assertIsNone(await store.get_tokens())
+            await store.set_tokens(OAuthToken(access_token="a1", refresh_token="r1", expires_in=60))
+            # a refresh answer that rotates the refresh token replaces it ...
+            await store.set_tokens(OAuthToken(access_token="a2", refresh_token="r2"))
+            got = await store.get_tokens()
+            assert got is not None
+            self.assertEqual((got.access_token, got.refresh_token), ("a2", "r2"))
+            # ... one that leaves it out keeps the stored one
+            await store.set_tokens(OAuthToken(access_token="a3"))
+            got = await store.get_tokens()
+            assert got is not None
+            self.assertEqual((got.access_token, got.refresh_token), ("a3", "r2"))
+            info = OAuthClientInformationFull(
+                client_id="cid", redirect_uris=[AnyUrl("http://127.0.0.1:1/cb")]
+            )
+            await store.set_client_info(info)
+            stored = await store.get_client_info()
+            self.assertEqual(stored and stored.client_id, "cid")
+
+        asyncio.run(main())
+
+    def test_memory_store(self) -> None:
+        self.exercise(am.MemoryTokenStore())
+
+    def test_file_store_is_owner_only_and_survives(self) -> None:
+        folder = tempfile.mkdtemp(prefix="tokens-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "sub", "tokens.json")
+        self.exercise(am.FileTokenStore(path))
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+        again = asyncio.run(am.FileTokenStore(path).get_tokens())
+        self.assertEqual(again and again.refresh_token, "r2")
+
+    def test_oauth_provider_takes_the_store(self) -> None:
+        from mcp.client.auth import OAuthClientProvider
+        from mcp.shared.auth import OAuthClientMetadata
+
+        async def redirect(url: str) -> None:  # pragma: no cover - never reached here
+            raise AssertionError(url)
+
+        async def callback() -> Any:  # pragma: no cover
+            raise AssertionError("no callback")
+
+        provider = OAuthClientProvider(
+            server_url="http://127.0.0.1:1/mcp",
+            client_metadata=OAuthClientMetadata(redirect_uris=[AnyUrl("http://127.0.0.1:1/cb")]),
+            storage=am.MemoryTokenStore(),
+            redirect_handler=redirect,
+            callback_handler=callback,
+        )
+        self.assertIsNotNone(provider)
+
+
+if __name__ == "__main__":
+    unittest.main()
