@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -470,12 +471,13 @@ class _ServerState:
         self.max_requests = max_requests
         self.abandon_after = abandon_after
         self.ids = itertools.count(1)
-        self.sessions: list[tuple[ServerSession, asyncio.AbstractEventLoop]] = []
+        # legacy sessions to tell about list changes, held weakly by their connection so a
+        # client that went away is forgotten
+        self.sessions: weakref.WeakKeyDictionary[
+            Any, tuple[ServerSession, asyncio.AbstractEventLoop]
+        ] = weakref.WeakKeyDictionary()
         self.bus = _ThreadBus()
         self.pending: dict[str, _Run] = {}
-
-
-_states: dict[int, _ServerState] = {}
 
 
 def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
@@ -684,11 +686,12 @@ def build_server(
     ) -> None:
         import asyncio
 
+        owner = getattr(ctx.session, "_connection", None) or ctx.session
         with state.lock:
-            state.sessions.append((ctx.session, asyncio.get_running_loop()))
+            state.sessions[owner] = (ctx.session, asyncio.get_running_loop())
 
     server.add_notification_handler("notifications/initialized", mt.NotificationParams, initialized)
-    _states[id(server)] = state
+    server._agenttool_state = state  # type: ignore[attr-defined]
     return server
 
 
@@ -751,7 +754,8 @@ def _can_elicit(ctx: ServerRequestContext[Any, Any], question: at.Elicitation) -
         return False
     if question.url:
         return caps.elicitation.url is not None
-    return True
+    # an empty elicitation capability means form mode (the 2025-06-18 spelling)
+    return caps.elicitation.form is not None or caps.elicitation.url is None
 
 
 def _elicit_params(question: at.Elicitation) -> Any:
@@ -809,28 +813,28 @@ def set_tools(server: Server[Any], tools: Iterable[at.Tool]) -> None:
 
     from mcp.shared.subscriptions import ToolsListChanged
 
-    state = _states.get(id(server))
+    state: _ServerState | None = getattr(server, "_agenttool_state", None)
     if state is None:
         raise ValueError("set_tools: this server was not built by agenttool_mcp.build_server")
     entries = _entries_of(tools)
     with state.lock:
         state.entries = entries
-        sessions = list(state.sessions)
+        sessions = list(state.sessions.items())
     state.bus.publish_threadsafe(ToolsListChanged())
-    for session, loop in sessions:
+    for owner, (session, loop) in sessions:
 
-        async def send(s: ServerSession = session) -> None:
+        async def send(s: ServerSession = session, key: Any = owner) -> None:
             try:
                 await s.send_tool_list_changed()
             except Exception:  # that client is gone
                 with state.lock:
-                    state.sessions[:] = [p for p in state.sessions if p[0] is not s]
+                    state.sessions.pop(key, None)
 
         try:
             asyncio.run_coroutine_threadsafe(send(), loop)
-        except RuntimeError:
+        except RuntimeError:  # its loop has closed
             with state.lock:
-                state.sessions[:] = [p for p in state.sessions if p[0] is not session]
+                state.sessions.pop(owner, None)
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
@@ -1005,13 +1009,28 @@ class _Options:
 
 
 class _Flight:
-    """A call in flight: where the tool thread waits for progress, questions and the end."""
+    """A call in flight: where the tool thread waits for progress, questions and the end.
 
-    def __init__(self, tool: _RemoteTool) -> None:
+    ``elicitor`` is set for a call made with ``AsyncRemote.call``: its questions go there
+    (in a worker thread) instead of to a waiting tool thread.
+    """
+
+    def __init__(self, tool: _RemoteTool, elicitor: at.Elicitor | None = None) -> None:
         import queue
 
         self.tool = tool
+        self.elicitor = elicitor
         self.inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+
+    async def ask(self, question: at.Elicitation) -> at.Answer:
+        import asyncio
+        import concurrent.futures
+
+        if self.elicitor is not None:
+            return await asyncio.get_running_loop().run_in_executor(None, self.elicitor, question)
+        answer: concurrent.futures.Future[at.Answer] = concurrent.futures.Future()
+        self.inbox.put(("ask", question, answer))
+        return await asyncio.wrap_future(answer)
 
 
 class AsyncRemote:
@@ -1350,8 +1369,13 @@ class AsyncRemote:
         args: Mapping[str, Any] | None = None,
         *,
         on_progress: Callable[[float, float | None, str | None], Any] | None = None,
+        elicitor: at.Elicitor | None = None,
     ) -> at.Result:
-        """Call the tool ``name`` (local name) on this loop; an ``isError`` answer raises."""
+        """Call the tool ``name`` (local name) on this loop; an ``isError`` answer raises.
+
+        ``on_progress(progress, total, message)`` (a function or a coroutine function) gets
+        the server's progress; ``elicitor`` answers its questions (run in a worker thread).
+        """
         tool = self._by_name.get(name)
         if tool is None:
             if self._closed:
@@ -1368,7 +1392,15 @@ class AsyncRemote:
                 if isinstance(value, Awaitable):
                     await value
 
-        return await self._call(tool, dict(args or {}), progress)
+        flight = _Flight(tool, elicitor if elicitor is not None else _cancel_all)
+        with self._flights_lock:
+            self._flights.append(flight)
+        try:
+            return await self._call(tool, dict(args or {}), progress)
+        finally:
+            with self._flights_lock:
+                if flight in self._flights:
+                    self._flights.remove(flight)
 
     async def _call(
         self,
@@ -1510,8 +1542,6 @@ class AsyncRemote:
 
     async def _on_elicit(self, ctx: Any, params: mt.ElicitRequestParams) -> Any:
         """Route a server's question to the sole call in flight (nobody: ``cancel``)."""
-        import asyncio
-        import concurrent.futures
 
         import mcp.types as mt
 
@@ -1523,10 +1553,8 @@ class AsyncRemote:
             question = at.Elicitation(params.message, None, params.url)
         else:
             question = at.Elicitation(params.message, dict(params.requested_schema))
-        answer: concurrent.futures.Future[at.Answer] = concurrent.futures.Future()
-        flights[0].inbox.put(("ask", question, answer))
         try:
-            reply = await asyncio.wrap_future(answer)
+            reply = await flights[0].ask(question)
         except Exception as exc:
             return mt.ErrorData(code=-32603, message=f"mcp: elicitation: {_describe(exc)}")
         try:
@@ -1542,6 +1570,10 @@ class AsyncRemote:
                 code=-32603, message="mcp: elicitation answer: accept content must be a JSON object"
             )
         return mt.ElicitResult(action="accept", content=reply.content)
+
+
+def _cancel_all(question: at.Elicitation) -> at.Answer:
+    return at.Answer(at.Action.CANCEL)
 
 
 def _current_task() -> asyncio.Task[Any] | None:

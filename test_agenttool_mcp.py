@@ -507,7 +507,7 @@ class InMemoryTest(unittest.TestCase):
 
     def test_async_api(self) -> None:
         async def main() -> list[Any]:
-            async with am.aconnect(server=self.server, prefix="p") as remote:
+            async with am.aconnect(server=self.server, prefix="p", elicitation=True) as remote:
                 seen: list[Any] = []
                 r = await remote.call(
                     "p__steps", on_progress=lambda p, t, m: seen.append((p, t, m))
@@ -516,13 +516,17 @@ class InMemoryTest(unittest.TestCase):
                     await remote.call("p__boom")
                 except am.MCPToolError as exc:
                     err = str(exc)
-                return [r.output, seen, err, len(remote.tools())]
+                asked = await remote.call(
+                    "p__ask", elicitor=lambda q: at.Answer(at.Action.ACCEPT, {"n": q.message})
+                )
+                return [r.output, seen, err, len(remote.tools()), asked.output]
 
         out = asyncio.run(main())
         self.assertEqual(out[0], "done")
         self.assertEqual(out[1], [(10, 40, "a quarter"), (40, 40, "all")])
         self.assertIn("KeyError", out[2])
         self.assertEqual(out[3], len(self.tools))
+        self.assertEqual(out[4], 'accept:{"n": "Your name?"}')
 
     def test_bad_definitions_refused(self) -> None:
         with self.assertRaisesRegex(ValueError, "two tools"):

@@ -387,6 +387,22 @@ class TestOwnMessages(unittest.TestCase):
             "invalid arguments: target.path: expected string, got 1",
         )
 
+    def test_any_of_bare_types_reads_like_a_type_union(self) -> None:
+        nullable = {"anyOf": [{"type": "string", "description": "d"}, {"type": "null"}]}
+        self.check(nullable, 1, "expected string or null, got 1")
+        self.check(
+            {"anyOf": [{"type": "integer"}, {"type": "string"}]}, 1.5, "expected integer, got 1.5"
+        )
+
+    def test_subschemas_are_checked_after_the_object_own_keywords(self) -> None:
+        schema = {
+            "properties": {"a": {"type": "string"}},
+            "if": {"required": ["a"]},
+            "then": {"required": ["b"]},
+        }
+        self.check(schema, {"a": 1}, "a: expected string, got 1")
+        self.check(schema, {"a": "s"}, 'missing required property "b"')
+
     def test_one_of_with_several_matches(self) -> None:
         self.check(
             {"oneOf": [{"type": "integer"}, {"minimum": 0}]},

@@ -282,14 +282,16 @@ def _m_name(key: str, err: _Invalid) -> _Invalid:
 
 
 def _shapes_error(
-    v: object, errors: list[_Invalid], infos: tuple[tuple[frozenset[str], str], ...]
+    v: object, errors: list[_Invalid], infos: tuple[tuple[frozenset[str], str, bool], ...]
 ) -> _Invalid:
     """anyOf/oneOf with no match: the one branch for the value's JSON type, else the shapes."""
     kind = _json_type(v)
-    hits = [i for i, (types, _) in enumerate(infos) if kind in types]
+    hits = [i for i, (types, _, _) in enumerate(infos) if kind in types]
     if len(hits) == 1:
         return errors[hits[0]]
-    shapes = [shape for _, shape in infos]
+    if all(plain for _, _, plain in infos):  # bare types: say it as a type union does
+        return _Invalid(_m_type(v, _join_or([shape for _, shape, _ in infos])))
+    shapes = [shape for _, shape, _ in infos]
     listed = ", ".join(shapes[:-1]) + ", or " + shapes[-1] if len(shapes) > 1 else shapes[0]
     return _Invalid(
         f"expected a value matching one of the {len(shapes)} allowed shapes ({listed}),"
@@ -638,14 +640,15 @@ class _Compiler:
         for kw in _REFUSED:
             if kw in keys and not (kw.startswith("unevaluated") and keys[kw] is True):
                 raise self.error(site.loc, kw, "is not supported by this validator")
-        guards: dict[str | None, list[_Generator]] = {}
+        # Consecutive table entries for the same JSON type share one guard (``if isinstance``).
+        runs: list[tuple[str | None, list[_Generator]]] = []
         for names, guard, generate in _KEYWORDS:
             if any(k in keys for k in names):
-                guards.setdefault(guard, []).append(generate)
-        for guard in (None, "string", "number", "object", "array"):
-            entries = guards.get(guard)
-            if not entries:
-                continue
+                if runs and runs[-1][0] == guard:
+                    runs[-1][1].append(generate)
+                else:
+                    runs.append((guard, [generate]))
+        for guard, entries in runs:
             known = site.known
             if guard is not None and known is not None:
                 if guard not in known and not (guard == "number" and "integer" in known):
@@ -665,7 +668,6 @@ class _Compiler:
                 generate(self, inner, keys)
             if guard is not None and len(self.lines) == mark:
                 self.emit(ind + 1, "pass")
-            site.known = inner.known if guard is None else site.known
 
     def sub(
         self,
@@ -1110,7 +1112,9 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         where = [f"{site.loc}/{kw}/{i}" for i in range(len(nodes))]
         fns = [c.function(n, site.base, w) for n, w in zip(nodes, where)]
         infos = c.const(
-            tuple((_accepts(c, n, site.base, 0), _shape(c, n, site.base, 0)) for n in nodes)
+            tuple(
+                (_accepts(c, n, site.base, 0), _shape(c, n, site.base, 0), _plain(n)) for n in nodes
+            )
         )
         c.call(site, site.ind, f"{helper}({site.v}, ({', '.join(fns)},), {infos})")
 
@@ -1207,6 +1211,18 @@ def _accepts(c: _Compiler, node: Any, base: str, depth: int) -> frozenset[str]:
                 union |= _accepts(c, sub, base, depth + 1)
             result &= union
     return result
+
+
+_ANNOTATIONS = frozenset(["title", "description", "default", "examples", "$comment", "format"])
+
+
+def _plain(node: Any) -> bool:
+    """Whether a branch is a bare ``type`` (with annotations), named by its type alone."""
+    return (
+        isinstance(node, dict)
+        and isinstance(node.get("type"), str)
+        and all(k == "type" or k in _ANNOTATIONS for k in node)
+    )
 
 
 def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
