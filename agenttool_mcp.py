@@ -1509,8 +1509,7 @@ class AsyncRemote:
                 kind = item[0]
                 if kind == "done":
                     return fut.result()
-                if kind == "closed":
-                    fut.cancel()
+                if kind == "closed":  # close() cancels the call's task itself
                     raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}')
                 if kind == "progress":
                     _, p, total, message = item
@@ -1851,7 +1850,7 @@ class FileTokenStore:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
+        self.path = os.path.expanduser(os.fspath(path))
         self._lock = threading.Lock()
 
     def _read(self) -> dict[str, Any]:

@@ -26,19 +26,36 @@ import unittest
 from collections.abc import Callable
 from typing import Any, cast
 
-if sys.version_info < (3, 10):
-    raise unittest.SkipTest("agenttool_mcp needs Python 3.10+ (the mcp SDK 2.x does)")
-try:
-    import mcp  # noqa: F401
-except ImportError:
-    raise unittest.SkipTest("the mcp SDK is not installed (pip install 'mcp>=2.3,<3')") from None
-
-import anyio
-import mcp.types as mt
-from pydantic import AnyUrl
-
 import agenttool as at
 import agenttool_mcp as am
+
+
+def _why_skip() -> str:
+    if sys.version_info < (3, 10):
+        return "agenttool_mcp needs Python 3.10+ (the mcp SDK 2.x does)"
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        return "the mcp SDK is not installed (pip install 'mcp>=2.3,<3')"
+    return ""
+
+
+SKIP = _why_skip()
+if not SKIP:
+    import anyio
+    import mcp.types as mt
+    from pydantic import AnyUrl
+
+
+class _Case(unittest.TestCase):
+    """Every test here skips, saying why, where the SDK cannot run."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        if SKIP:
+            raise unittest.SkipTest(SKIP)
+        super().setUpClass()
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WAIT = 30.0  # an upper bound for things that happen at once; never a timing assertion
@@ -208,7 +225,7 @@ def _error_text(outcome: _Outcome) -> str:
 # =============================================================================================
 
 
-class ImportTest(unittest.TestCase):
+class ImportTest(_Case):
     def test_import_does_not_load_the_sdk(self) -> None:
         code = "import sys, agenttool_mcp; print('mcp' in sys.modules, 'anyio' in sys.modules)"
         out = subprocess.run(
@@ -222,7 +239,7 @@ class ImportTest(unittest.TestCase):
         self.assertEqual(out.stdout.split(), ["False", "False"])
 
 
-class ContentTest(unittest.TestCase):
+class ContentTest(_Case):
     def test_parts_to_content(self) -> None:
         blocks = am.content_of(
             [
@@ -312,7 +329,7 @@ class ContentTest(unittest.TestCase):
 # =============================================================================================
 
 
-class InMemoryTest(unittest.TestCase):
+class InMemoryTest(_Case):
     def setUp(self) -> None:
         self.seen_cancel = threading.Event()
         self.started = threading.Event()
@@ -540,7 +557,7 @@ class InMemoryTest(unittest.TestCase):
 # =============================================================================================
 
 
-class SDKClientTest(unittest.TestCase):
+class SDKClientTest(_Case):
     def setUp(self) -> None:
         def ask(call: at.Call) -> at.Result:
             a = at.elicit(
@@ -649,7 +666,7 @@ class SDKClientTest(unittest.TestCase):
 # =============================================================================================
 
 
-class MCPServerTest(unittest.TestCase):
+class MCPServerTest(_Case):
     @_quiet("mcp")
     def test_client_against_mcpserver(self) -> None:
         from mcp.server.mcpserver import MCPServer
@@ -687,12 +704,13 @@ class MCPServerTest(unittest.TestCase):
 # =============================================================================================
 
 
-class _Fixture(unittest.TestCase):
+class _Fixture(_Case):
     tmp: str
     target: str
 
     @classmethod
     def setUpClass(cls) -> None:
+        super().setUpClass()
         cls.tmp = tempfile.mkdtemp(prefix="agenttool-mcp-test-")
         cls.target = os.path.join(cls.tmp, "fixture_tools.py")
         with open(cls.target, "w", encoding="utf-8") as fh:
@@ -996,7 +1014,7 @@ def _node_peers() -> tuple[str, str]:
     return everything, inspector
 
 
-class EverythingTest(unittest.TestCase):
+class EverythingTest(_Case):
     def test_server_everything(self) -> None:
         everything, _ = _node_peers()
         stderr = open(os.devnull, "w")  # noqa: SIM115
@@ -1068,7 +1086,7 @@ class InspectorTest(_Fixture):
 # =============================================================================================
 
 
-class TokenStoreTest(unittest.TestCase):
+class TokenStoreTest(_Case):
     def exercise(self, store: Any) -> None:
         from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 

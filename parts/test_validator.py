@@ -821,6 +821,7 @@ class TestDrafts(unittest.TestCase):
         }
         self.assertEqual(error_of(schema, {"a": "long"}), "")
         self.assertEqual(error_of({"$schema": DRAFT7, "prefixItems": [False]}, [1]), "")
+        self.assertEqual(error_of({"$schema": DRAFT7, "unevaluatedItems": False}, [1]), "")
         same = dict(schema, **{"$schema": "https://json-schema.org/draft/2020-12/schema"})
         self.assertTrue(error_of(same, {"a": "long"}))
 

@@ -359,9 +359,9 @@ _SCHEMA_URIS = {
     "http://json-schema.org/draft/2020-12/schema": _DRAFT2020,
     "https://json-schema.org/draft/2020-12/schema": _DRAFT2020,
 }
-_ONLY_2020 = frozenset(
+_ONLY_2020 = frozenset(  # unknown keywords to draft 7, so ignored there
     ["prefixItems", "dependentRequired", "dependentSchemas", "minContains", "maxContains",
-     "$anchor", "$dynamicAnchor"]
+     "$anchor", "$dynamicAnchor", "$dynamicRef", "unevaluatedProperties", "unevaluatedItems"]
 )  # fmt: skip
 _REFUSED = ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef")
 _ROOT_BASE = "https://agenttool.invalid/schema.json"  # the base URI of a root without $id
