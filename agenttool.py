@@ -25,22 +25,21 @@ import sys
 import threading
 import types
 import typing
+from collections.abc import Iterator, Sequence
 from typing import (
     Any,
     Callable,
-    Dict,
-    Iterator,
-    List,
     NoReturn,
     Optional,
     Protocol,
-    Sequence,
     TextIO,
-    Tuple,
     Union,
     overload,
     runtime_checkable,
 )
+
+if typing.TYPE_CHECKING:
+    import queue
 
 __version__ = "0.1.0"
 
@@ -128,7 +127,9 @@ class ValidationError(ValueError):
     def __init__(self, path: str, msg: str) -> None:
         self.path = path
         self.msg = msg
-        super().__init__(f"invalid arguments: {path}: {msg}" if path else f"invalid arguments: {msg}")
+        super().__init__(
+            f"invalid arguments: {path}: {msg}" if path else f"invalid arguments: {msg}"
+        )
 
 
 class SchemaError(ValueError):
@@ -3400,7 +3401,7 @@ def _compile(schema: Any) -> Callable[[object], None]:
 # Results and content parts
 # ---------------------------------------------------------------------------------------------
 
-Part = Dict[str, Any]
+Part = dict[str, Any]
 """An Open Responses content part: ``text``/``input_text``, ``input_image`` or ``input_file``."""
 
 _PART_TYPES = frozenset({"text", "input_text", "output_text", "input_image", "input_file"})
@@ -3415,7 +3416,7 @@ class Result:
     raises, and the host renders the failure once with :func:`error_result`.
     """
 
-    output: Union[str, List[Part]] = ""
+    output: str | list[Part] = ""
     details: Any = None
     terminate: bool = False
 
@@ -3430,7 +3431,7 @@ def parts(*content: Part) -> Result:
     return Result(list(content))
 
 
-def image(data: Union[bytes, str], mime: str = "image/png", *, detail: str = "auto") -> Part:
+def image(data: bytes | str, mime: str = "image/png", *, detail: str = "auto") -> Part:
     """An ``input_image`` part: ``data`` as bytes (sent as a data URL) or an image URL."""
     if isinstance(data, str):
         url = data
@@ -3441,9 +3442,7 @@ def image(data: Union[bytes, str], mime: str = "image/png", *, detail: str = "au
     return {"type": "input_image", "image_url": url, "detail": detail}
 
 
-def file(
-    data: Optional[bytes] = None, *, filename: str = "", url: str = "", mime: str = ""
-) -> Part:
+def file(data: bytes | None = None, *, filename: str = "", url: str = "", mime: str = "") -> Part:
     """An ``input_file`` part: the file's bytes (sent base64), or a URL to it.
 
     ``mime`` is carried as a data URL prefix on ``file_data`` when given, the form Open
@@ -3537,7 +3536,11 @@ class ToolCrash(Exception):
         self.value = value
         detail = str(value)
         kind = type(value).__name__
-        super().__init__(f'tool "{tool}" crashed: {kind}: {detail}' if detail else f'tool "{tool}" crashed: {kind}')
+        super().__init__(
+            f'tool "{tool}" crashed: {kind}: {detail}'
+            if detail
+            else f'tool "{tool}" crashed: {kind}'
+        )
 
 
 class Cancelled(Exception):
@@ -3577,18 +3580,18 @@ class Call:
     progress goes when the call runs outside an executor."""
 
     id: str
-    args: Union[str, bytes, Dict[str, Any], None] = ""
+    args: str | bytes | dict[str, Any] | None = ""
     idempotency_key: str = ""
-    on_update: Optional[Callable[[Result], None]] = None
+    on_update: Callable[[Result], None] | None = None
 
 
 @dataclasses.dataclass
 class ProgressInfo:
     """The details of a progress update, as MCP has them: how far, out of how much, and why."""
 
-    progress: Optional[float] = None
-    total: Optional[float] = None
-    message: Optional[str] = None
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -3613,7 +3616,7 @@ class Elicitation:
     or a URL to send them to."""
 
     message: str
-    schema: Optional[Dict[str, Any]] = None
+    schema: dict[str, Any] | None = None
     url: str = ""
 
 
@@ -3622,7 +3625,7 @@ class Answer:
     """The answer to an :class:`Elicitation`; ``content`` is the form's object on ACCEPT."""
 
     action: Action
-    content: Optional[Dict[str, Any]] = None
+    content: dict[str, Any] | None = None
 
 
 Recorder = Callable[[Record], None]
@@ -3637,7 +3640,7 @@ class _Cancellation:
 
     def __init__(self) -> None:
         self.event = threading.Event()
-        self._hooks: List[Callable[[], None]] = []
+        self._hooks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
     def cancel(self) -> None:
@@ -3674,9 +3677,9 @@ class _Scope:
         call: Call,
         tool: str,
         cancellation: _Cancellation,
-        recorder: Optional[Recorder],
-        elicitor: Optional[Elicitor],
-        emit: Optional[Callable[[Result], None]],
+        recorder: Recorder | None,
+        elicitor: Elicitor | None,
+        emit: Callable[[Result], None] | None,
     ) -> None:
         self.call = call
         self.tool = tool
@@ -3686,23 +3689,23 @@ class _Scope:
         self.emit = emit
 
 
-_scope: contextvars.ContextVar[Optional[_Scope]] = contextvars.ContextVar(
+_scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
     "agenttool_scope", default=None
 )
 
 
-def current_call() -> Optional[Call]:
+def current_call() -> Call | None:
     """The call running on this thread or task, or ``None`` outside a call."""
     scope = _scope.get()
     return scope.call if scope else None
 
 
 def progress(
-    update: Union[str, Result],
+    update: str | Result,
     *,
-    progress: Optional[float] = None,
-    total: Optional[float] = None,
-    message: Optional[str] = None,
+    progress: float | None = None,
+    total: float | None = None,
+    message: str | None = None,
 ) -> None:
     """Send a progress update for the running call: a text or a :class:`Result`, with
     :class:`ProgressInfo` details when ``progress``, ``total`` or ``message`` is given.
@@ -3736,7 +3739,7 @@ def cancel_event() -> threading.Event:
     return scope.cancellation.event if scope else threading.Event()
 
 
-def record_of(details: Any) -> Optional[Record]:
+def record_of(details: Any) -> Record | None:
     """The :class:`Record` of a recordable details value, or ``None`` for any other value.
 
     A value is recordable when it has a ``record_ns`` attribute (class attribute or property)
@@ -3804,11 +3807,11 @@ class Annotations:
     Hints, not guarantees: a policy may use them to be stricter, never alone to allow a call.
     """
 
-    title: Optional[str] = None
-    read_only: Optional[bool] = None
-    destructive: Optional[bool] = None
-    idempotent: Optional[bool] = None
-    open_world: Optional[bool] = None
+    title: str | None = None
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
 
 
 class Replay(str, enum.Enum):
@@ -3834,7 +3837,7 @@ class Tool(Protocol):
 
     name: str
     description: str
-    parameters: Optional[Dict[str, Any]]
+    parameters: dict[str, Any] | None
 
     def execute(self, call: Call) -> Result: ...
 
@@ -3858,13 +3861,13 @@ def resource_of(t: Tool) -> str:
     return resource if isinstance(resource, str) else ""
 
 
-def annotations_of(t: Tool) -> Optional[Annotations]:
+def annotations_of(t: Tool) -> Annotations | None:
     """The tool's annotations, or ``None`` when it states none (not "harmless")."""
     annotations = getattr(t, "annotations", None)
     return annotations if isinstance(annotations, Annotations) else None
 
 
-def confined_by(t: Tool, args: Dict[str, Any]) -> Tuple[bool, str]:
+def confined_by(t: Tool, args: dict[str, Any]) -> tuple[bool, str]:
     """Whether this call runs confined and by what (``"landlock+seccomp"``); default
     ``(False, "")``, unconfined as far as anyone stated."""
     confined = getattr(t, "confined", None)
@@ -3874,7 +3877,7 @@ def confined_by(t: Tool, args: Dict[str, Any]) -> Tuple[bool, str]:
     return (bool(answer[0]), str(answer[1]))
 
 
-def replay_of(t: Tool, args: Dict[str, Any]) -> Replay:
+def replay_of(t: Tool, args: dict[str, Any]) -> Replay:
     """Whether this call may run again when its outcome is unknown; ``Replay.UNKNOWN``
     (never) by default and for any answer that is not a :class:`Replay` value."""
     replay = getattr(t, "replay", None)
@@ -3887,7 +3890,7 @@ def replay_of(t: Tool, args: Dict[str, Any]) -> Replay:
         return Replay.UNKNOWN
 
 
-PROPERTIES: Dict[str, Callable[..., Any]] = {
+PROPERTIES: dict[str, Callable[..., Any]] = {
     "strict": is_strict,
     "sequential": is_sequential,
     "resource": resource_of,
@@ -3898,11 +3901,11 @@ PROPERTIES: Dict[str, Callable[..., Any]] = {
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""
 
-NO_ARGS: Dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
 """The schema served for a tool whose ``parameters`` is ``None``."""
 
 
-def _parse_arguments(args: Union[str, bytes, Dict[str, Any], None]) -> Dict[str, Any]:
+def _parse_arguments(args: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
     """The model's arguments as a dict: empty means ``{}``, anything but an object is refused."""
     if args is None:
         return {}
@@ -3934,11 +3937,11 @@ class FunctionTool:
         strict: bool = False,
         sequential: bool = False,
         resource: str = "",
-        annotations: Optional[Annotations] = None,
-        confined: Optional[Callable[[Dict[str, Any]], Tuple[bool, str]]] = None,
-        replay: Union[Replay, Callable[[Dict[str, Any]], Replay], None] = None,
-        parameters: Optional[Dict[str, Any]] = None,
-        validate: Optional[bool] = None,
+        annotations: Annotations | None = None,
+        confined: Callable[[dict[str, Any]], tuple[bool, str]] | None = None,
+        replay: Replay | Callable[[dict[str, Any]], Replay] | None = None,
+        parameters: dict[str, Any] | None = None,
+        validate: bool | None = None,
         struct: bool = False,
         raw: bool = False,
     ) -> None:
@@ -3957,10 +3960,10 @@ class FunctionTool:
         self._replay = replay
         self._raw = raw
         self._is_async = inspect.iscoroutinefunction(fn)
-        self._decode: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None
+        self._decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         try:
             if raw or parameters is not None:
-                self.parameters: Optional[Dict[str, Any]] = parameters
+                self.parameters: dict[str, Any] | None = parameters
                 checked = bool(validate) and parameters is not None
             else:
                 spec = _arg_spec(fn, strict=strict, struct=struct)
@@ -3970,7 +3973,7 @@ class FunctionTool:
             self._validator = validator(self.parameters) if checked and self.parameters else None
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"agenttool: tool {self.name!r}: {exc}") from exc
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -3978,10 +3981,10 @@ class FunctionTool:
     def __repr__(self) -> str:
         return f"<agenttool tool {self.name!r}>"
 
-    def confined(self, args: Dict[str, Any]) -> Tuple[bool, str]:
+    def confined(self, args: dict[str, Any]) -> tuple[bool, str]:
         return self._confined(args) if self._confined else (False, "")
 
-    def replay(self, args: Dict[str, Any]) -> Replay:
+    def replay(self, args: dict[str, Any]) -> Replay:
         if self._replay is None:
             return Replay.UNKNOWN
         return self._replay if isinstance(self._replay, Replay) else self._replay(args)
@@ -4028,7 +4031,9 @@ class _ClosingFunctionTool(FunctionTool):
 _ToolOption = Any
 
 
-def new(name: str, description: str, fn: Callable[..., Any], **options: _ToolOption) -> FunctionTool:
+def new(
+    name: str, description: str, fn: Callable[..., Any], **options: _ToolOption
+) -> FunctionTool:
     """Build a tool from a typed function; ``name`` and ``description`` may be ``""`` for the
     function's name and docstring summary.
 
@@ -4040,14 +4045,16 @@ def new(name: str, description: str, fn: Callable[..., Any], **options: _ToolOpt
     """
     closer = options.pop("closer", None)
     if closer is not None:
-        return _ClosingFunctionTool(fn, closer=closer, name=name, description=description, **options)
+        return _ClosingFunctionTool(
+            fn, closer=closer, name=name, description=description, **options
+        )
     return FunctionTool(fn, name=name, description=description, **options)
 
 
 def new_func(
     name: str,
     description: str,
-    parameters: Optional[Dict[str, Any]],
+    parameters: dict[str, Any] | None,
     fn: Callable[[Call], Any],
     **options: _ToolOption,
 ) -> FunctionTool:
@@ -4072,8 +4079,8 @@ def tool(
 
 
 def tool(
-    fn: Optional[Callable[..., Any]] = None, /, **options: _ToolOption
-) -> Union[FunctionTool, Callable[[Callable[..., Any]], FunctionTool]]:
+    fn: Callable[..., Any] | None = None, /, **options: _ToolOption
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a function a tool: ``@tool`` or ``@tool(name=..., strict=True, ...)``.
 
     The options are those of :func:`new`, plus ``name`` and ``description``.  The decorated
@@ -4118,7 +4125,7 @@ def _run_async(awaitable: Any, scope: _Scope) -> Any:
     loop = _event_loop()
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()
     context = contextvars.copy_context()
-    tasks: List[Any] = []
+    tasks: list[Any] = []
 
     async def runner() -> Any:
         return await awaitable
@@ -4170,7 +4177,7 @@ class _Wrapper:
         return self._inner.description
 
     @property
-    def parameters(self) -> Optional[Dict[str, Any]]:
+    def parameters(self) -> dict[str, Any] | None:
         return self._inner.parameters
 
     def execute(self, call: Call) -> Result:
@@ -4193,7 +4200,7 @@ def wrap(t: Tool, execute: Callable[[Call], Result]) -> Tool:
     return _Wrapper(t, execute)  # type: ignore[return-value]
 
 
-def unwrap(w: Tool) -> Optional[Tool]:
+def unwrap(w: Tool) -> Tool | None:
     """The tool ``w`` wraps, or ``None`` when ``w`` is not a wrapper."""
     return w._inner if isinstance(w, _Wrapper) else None
 
@@ -4203,10 +4210,10 @@ def unwrap(w: Tool) -> Optional[Tool]:
 # ---------------------------------------------------------------------------------------------
 
 
-def definition(t: Tool, format: str = "responses") -> Dict[str, Any]:
+def definition(t: Tool, format: str = "responses") -> dict[str, Any]:
     """The tool as a provider wants it in a request's ``tools``; by default the Open
     Responses function tool ``{"type", "name", "description", "parameters", "strict"?}``."""
-    canonical: Dict[str, Any] = {
+    canonical: dict[str, Any] = {
         "type": "function",
         "name": t.name,
         "description": t.description or "",
@@ -4275,16 +4282,16 @@ def _ecmascript_number(f: float) -> str:
 class CloseError(Exception):
     """Closing a set of tools failed for one or more of them; ``errors`` holds each."""
 
-    def __init__(self, errors: List[BaseException]) -> None:
+    def __init__(self, errors: list[BaseException]) -> None:
         self.errors = errors
         super().__init__("\n".join(str(e) for e in errors))
 
 
-class ToolSet(List[Tool]):
+class ToolSet(list[Tool]):
     """The tools offered to a model, in order: a list with lookups, checks, definitions and
     one call from a provider's tool calls to the output items to send back."""
 
-    def lookup(self, name: str) -> Optional[Tool]:
+    def lookup(self, name: str) -> Tool | None:
         """The tool of that name, or ``None``."""
         for t in self:
             if t.name == name:
@@ -4293,7 +4300,7 @@ class ToolSet(List[Tool]):
 
     def validate(self) -> None:
         """Refuse empty and duplicate names (a provider refuses the request for either)."""
-        problems: List[str] = []
+        problems: list[str] = []
         seen: set[str] = set()
         for i, t in enumerate(self):
             if not t.name:
@@ -4306,7 +4313,7 @@ class ToolSet(List[Tool]):
 
     def close(self) -> None:
         """Close every tool that owns something, in order, and report every failure."""
-        errors: List[BaseException] = []
+        errors: list[BaseException] = []
         for t in self:
             closer = getattr(t, "close", None)
             if callable(closer):
@@ -4319,7 +4326,7 @@ class ToolSet(List[Tool]):
         if errors:
             raise CloseError(errors)
 
-    def definitions(self, format: str = "responses") -> List[Dict[str, Any]]:
+    def definitions(self, format: str = "responses") -> list[dict[str, Any]]:
         """Every tool's definition, in order, for the provider named by ``format``."""
         return [definition(t, format) for t in self]
 
@@ -4327,9 +4334,9 @@ class ToolSet(List[Tool]):
         self,
         calls: Any,
         *,
-        format: Optional[str] = None,
-        executor: Optional[Executor] = None,
-    ) -> List[Dict[str, Any]]:
+        format: str | None = None,
+        executor: Executor | None = None,
+    ) -> list[dict[str, Any]]:
         """Run a model's tool calls and return the output items to send back, in call order.
 
         ``calls`` is what the provider returned (Responses ``function_call`` items, a Chat
@@ -4341,7 +4348,7 @@ class ToolSet(List[Tool]):
         jobs = [Job(self.lookup(c.name), Call(c.call_id, c.arguments)) for c in found]
         results, errors = (executor or Executor()).results(jobs)
         names = ", ".join(f'"{t.name}"' for t in self) or "none"
-        outcomes: List[Union[Result, BaseException]] = []
+        outcomes: list[Result | BaseException] = []
         for c, result, error in zip(found, results, errors):
             if isinstance(error, NoTool):
                 error = NoTool(f'no tool named "{c.name}"; the tools are {names}')
@@ -4360,7 +4367,7 @@ DEFAULT_MAX_PARALLEL = 8
 class Job:
     """One call of a batch; ``tool`` is ``None`` when the model named a tool nobody has."""
 
-    tool: Optional[Tool]
+    tool: Tool | None
     call: Call
 
 
@@ -4371,8 +4378,8 @@ class Event:
 
     index: int
     final: bool
-    result: Optional[Result] = None
-    error: Optional[BaseException] = None
+    result: Result | None = None
+    error: BaseException | None = None
 
 
 class _JobState:
@@ -4391,10 +4398,28 @@ class _JobState:
             if not self.finished:
                 self.events.put(Event(self.index, False, result))
 
-    def finish(self, result: Optional[Result], error: Optional[BaseException]) -> None:
+    def finish(self, result: Result | None, error: BaseException | None) -> None:
         with self.lock:
             self.finished = True
             self.events.put(Event(self.index, True, result, error))
+
+
+def _next_event(
+    events: queue.SimpleQueue[Event], cancel: threading.Event | None, batch: _Cancellation
+) -> Event:
+    """The next event of a batch, passing the caller's ``cancel`` on to the batch while it
+    waits (a ``threading.Event`` cannot call back, so it is looked at every 50 ms)."""
+    import queue
+
+    while cancel is not None and not batch.event.is_set():
+        if cancel.is_set():
+            batch.cancel()
+            break
+        try:
+            return events.get(timeout=0.05)
+        except queue.Empty:
+            continue
+    return events.get()
 
 
 class Executor:
@@ -4420,9 +4445,9 @@ class Executor:
         self,
         max_parallel: int = DEFAULT_MAX_PARALLEL,
         sequential: bool = False,
-        recorder: Optional[Recorder] = None,
-        elicitor: Optional[Elicitor] = None,
-        on_start: Optional[Callable[[Job], None]] = None,
+        recorder: Recorder | None = None,
+        elicitor: Elicitor | None = None,
+        on_start: Callable[[Job], None] | None = None,
     ) -> None:
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
         self.sequential = sequential
@@ -4430,7 +4455,7 @@ class Executor:
         self.elicitor = elicitor
         self.on_start = on_start
 
-    def chains(self, jobs: Sequence[Job]) -> List[List[int]]:
+    def chains(self, jobs: Sequence[Job]) -> list[list[int]]:
         """The grouping :meth:`execute` runs: lists of job indexes, each run in order."""
         if not jobs:
             return []
@@ -4440,8 +4465,8 @@ class Executor:
             or any(j.tool is not None and is_sequential(j.tool) for j in jobs)
         ):
             return [list(range(len(jobs)))]
-        chains: List[List[int]] = []
-        by_resource: Dict[str, List[int]] = {}
+        chains: list[list[int]] = []
+        by_resource: dict[str, list[int]] = {}
         for i, job in enumerate(jobs):
             resource = resource_of(job.tool) if job.tool is not None else ""
             if not resource:
@@ -4454,7 +4479,7 @@ class Executor:
         return chains
 
     def execute(
-        self, jobs: Sequence[Job], cancel: Optional[threading.Event] = None
+        self, jobs: Sequence[Job], cancel: threading.Event | None = None
     ) -> Iterator[Event]:
         """Run the batch, yielding its events on the caller's thread one at a time: progress
         as it comes, and one final event per job in completion order.
@@ -4470,7 +4495,7 @@ class Executor:
         if not chains:
             return
         events: queue.SimpleQueue[Event] = queue.SimpleQueue()
-        ready: queue.SimpleQueue[Optional[int]] = queue.SimpleQueue()
+        ready: queue.SimpleQueue[int | None] = queue.SimpleQueue()
         position = [0] * len(chains)
         states = [_JobState(i, events) for i in range(len(jobs))]
         batch = _Cancellation()
@@ -4496,17 +4521,7 @@ class Executor:
         pending = len(jobs)
         try:
             while pending:
-                if cancel is None or batch.event.is_set():
-                    event = events.get()
-                else:
-                    try:
-                        event = events.get(timeout=0.05)
-                    except queue.Empty:
-                        event = None
-                    if cancel.is_set():
-                        batch.cancel()
-                    if event is None:
-                        continue
+                event = _next_event(events, cancel, batch)
                 if not event.final:
                     on_update = jobs[event.index].call.on_update
                     if on_update is not None and event.result is not None:
@@ -4530,12 +4545,12 @@ class Executor:
                 worker.join()
 
     def results(
-        self, jobs: Sequence[Job], cancel: Optional[threading.Event] = None
-    ) -> Tuple[List[Optional[Result]], List[Optional[BaseException]]]:
+        self, jobs: Sequence[Job], cancel: threading.Event | None = None
+    ) -> tuple[list[Result | None], list[BaseException | None]]:
         """Run the batch and return ``(results, errors)`` in job order: ``None`` in
         ``results`` where a job failed and in ``errors`` where it succeeded."""
-        results: List[Optional[Result]] = [None] * len(jobs)
-        errors: List[Optional[BaseException]] = [None] * len(jobs)
+        results: list[Result | None] = [None] * len(jobs)
+        errors: list[BaseException | None] = [None] * len(jobs)
         for event in self.execute(jobs, cancel):
             if event.final:
                 results[event.index] = event.result
@@ -4559,7 +4574,7 @@ class Executor:
 
     def _call_tool(
         self, job: Job, t: Tool, scope: _Scope
-    ) -> Tuple[Optional[Result], Optional[BaseException]]:
+    ) -> tuple[Result | None, BaseException | None]:
         token = _scope.set(scope)
         try:
             if self.on_start is not None:
@@ -4589,7 +4604,6 @@ class Executor:
             return result, None
         finally:
             _scope.reset(token)
-
 
 
 # ---------------------------------------------------------------------------------------------
