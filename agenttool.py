@@ -4211,8 +4211,22 @@ def unwrap(w: Tool) -> Tool | None:
 
 
 def definition(t: Tool, format: str = "responses") -> dict[str, Any]:
-    """The tool as a provider wants it in a request's ``tools``; by default the Open
-    Responses function tool ``{"type", "name", "description", "parameters", "strict"?}``."""
+    """The tool as a provider wants it in a request's ``tools``: by default the Open
+    Responses function tool ``{"type", "name", "description", "parameters", "strict"}``.
+
+    ``strict`` is always stated: OpenAI's Responses API reads a missing ``strict`` as "make
+    the schema strict if you can", which would turn optional arguments into required nullable
+    ones.  ``format`` is ``responses``, ``chat``, ``anthropic`` or ``gemini``.
+    """
+    canonical = _canonical_definition(t)
+    if format == "responses":
+        return {**canonical, "strict": is_strict(t)}
+    return _provider_definition(canonical, format)
+
+
+def _canonical_definition(t: Tool) -> dict[str, Any]:
+    """The contract's canonical definition: ``strict`` only when true, ``description``
+    always, ``parameters`` always an object schema (what :func:`definition_hash` hashes)."""
     canonical: dict[str, Any] = {
         "type": "function",
         "name": t.name,
@@ -4221,17 +4235,15 @@ def definition(t: Tool, format: str = "responses") -> dict[str, Any]:
     }
     if is_strict(t):
         canonical["strict"] = True
-    if format == "responses":
-        return canonical
-    return _provider_definition(canonical, format)
+    return canonical
 
 
 def definition_hash(t: Tool) -> str:
     """``sha256:`` and the hex digest of the canonical definition in RFC 8785 (JCS) form,
-    so the same tool hashes the same in every language."""
+    so the same tool hashes the same in every language (``strict`` counts only when true)."""
     import hashlib
 
-    canonical = _jcs(definition(t)).encode("utf-8")
+    canonical = _jcs(_canonical_definition(t)).encode("utf-8")
     return "sha256:" + hashlib.sha256(canonical).hexdigest()
 
 

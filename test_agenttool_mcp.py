@@ -44,7 +44,7 @@ SKIP = _why_skip()
 if not SKIP:
     import anyio
     import mcp.types as mt
-    from pydantic import AnyUrl
+    from pydantic import AnyHttpUrl, AnyUrl
 
 
 class _Case(unittest.TestCase):
@@ -359,6 +359,10 @@ class InMemoryTest(_Case):
             )
             return at.text(f"{answer.action.value}:{json.dumps(answer.content)}")
 
+        def visit(call: at.Call) -> at.Result:
+            answer = at.elicit(at.Elicitation("Log in here", url="https://login.test/x"))
+            return at.text(answer.action.value)
+
         def record(call: at.Call) -> at.Result:
             return at.Result(output="kept", details=_Rec(7))
 
@@ -386,6 +390,7 @@ class InMemoryTest(_Case):
             at.new_func("who", "Who calls.", None, who, resource="shell:1"),
             at.new_func("ask", "Asks.", None, ask),
             at.new_func("record", "Records.", None, record),
+            at.new_func("visit", "Sends the user to a URL.", None, visit),
             at.new_func("grow", "Adds a tool.", None, grow),
             _text_tool("boom", lambda: {"a": 1}["missing"]),
         ]
@@ -473,6 +478,11 @@ class InMemoryTest(_Case):
         event = _run_one(plain.lookup("ask"), "", elicitor=elicitor)
         self.assertEqual(event.output, "cancel:null")
         self.assertEqual(len(questions), 1)
+        visited = _run_one(remote.lookup("visit"), "", elicitor=elicitor)
+        self.assertEqual(visited.output, "accept")
+        self.assertEqual(
+            (questions[1].message, questions[1].url), ("Log in here", "https://login.test/x")
+        )
 
     def test_list_change_in_a_call_refreshes(self) -> None:
         remote = self.connect(notification_grace=WAIT)
@@ -644,6 +654,50 @@ class SDKClientTest(_Case):
         out = self.run_client("auto")
         self.assertEqual(out["version"], "2026-07-28")
         self.check(out)
+
+    def test_modern_questions_limits_and_abandon(self) -> None:
+        """On 2026-07-28 a question is an input request: more than max_requests are answered
+        cancel, and a call nobody answers is abandoned (its tool sees cancellation)."""
+        from mcp import Client
+
+        stopped = threading.Event()
+
+        def waits(call: at.Call) -> at.Result:
+            answer = at.elicit(at.Elicitation("Anyone?"))
+            if at.cancelled() or answer.action == at.Action.CANCEL:
+                stopped.set()
+            return at.text(answer.action.value)
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            return mt.ElicitResult(action="accept", content={"n": "Ada"})
+
+        limited = am.build_server(self.tools, max_requests=1)
+        abandoning = am.build_server(
+            [at.new_func("waits", "Waits.", None, waits)], abandon_after=0.05
+        )
+
+        async def main() -> tuple[str, bool, str]:
+            async with Client(limited, elicitation_callback=cast(Any, elicit)) as client:
+                first = _text_of(await client.call_tool("ask", {}))
+            async with Client(abandoning, elicitation_callback=cast(Any, elicit)) as client:
+                pending = await client.session.call_tool("waits", {}, allow_input_required=True)
+                assert isinstance(pending, mt.InputRequiredResult)
+                await anyio.to_thread.run_sync(stopped.wait, WAIT)
+                late = await client.session.call_tool(
+                    "waits",
+                    {},
+                    input_responses={"elicit_1": mt.ElicitResult(action="accept", content={})},
+                    request_state=pending.request_state,
+                    allow_input_required=True,
+                )
+                assert isinstance(late, mt.CallToolResult)
+                return first, bool(late.is_error), _text_of(late)
+
+        first, late_is_error, late_text = asyncio.run(main())
+        self.assertEqual(first, "accept:Ada cancel")
+        self.assertTrue(stopped.is_set())
+        self.assertTrue(late_is_error)
+        self.assertIn("no longer waiting", late_text)
 
     def test_modern_list_changed_on_listen(self) -> None:
         from mcp import Client
@@ -1123,6 +1177,186 @@ class TokenStoreTest(_Case):
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
         again = asyncio.run(am.FileTokenStore(path).get_tokens())
         self.assertEqual(again and again.refresh_token, "r2")
+
+    def test_oauth_end_to_end_keeps_rotated_refresh_tokens(self) -> None:
+        """A server behind the SDK's OAuth (an in-process authorization server that rotates
+        refresh tokens): the client logs in once through the SDK's provider, refreshes when
+        its access token has expired, and the file store holds the newest refresh token,
+        owner-only."""
+        import secrets
+        import time
+        import urllib.parse
+
+        import httpx2
+        import uvicorn
+        from mcp.client.auth import OAuthClientProvider
+        from mcp.server.auth.provider import (
+            AccessToken,
+            AuthorizationCode,
+            AuthorizationParams,
+            ProviderTokenVerifier,
+            RefreshToken,
+        )
+        from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+        from mcp.shared.auth import (
+            AuthorizationCodeResult,
+            OAuthClientInformationFull,
+            OAuthClientMetadata,
+            OAuthToken,
+        )
+
+        class Provider:
+            """An authorization server that approves at once and rotates every token."""
+
+            def __init__(self) -> None:
+                self.clients: dict[str, OAuthClientInformationFull] = {}
+                self.codes: dict[str, AuthorizationCode] = {}
+                self.refresh: dict[str, RefreshToken] = {}
+                self.access: dict[str, AccessToken] = {}
+                self.issued_refresh: list[str] = []
+
+            async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+                return self.clients.get(client_id)
+
+            async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+                assert client_info.client_id is not None
+                self.clients[client_info.client_id] = client_info
+
+            async def authorize(
+                self, client: OAuthClientInformationFull, params: AuthorizationParams
+            ) -> str:
+                code = secrets.token_urlsafe(24)
+                self.codes[code] = AuthorizationCode(
+                    code=code,
+                    scopes=params.scopes or [],
+                    expires_at=time.time() + 300,
+                    client_id=client.client_id or "",
+                    code_challenge=params.code_challenge,
+                    redirect_uri=params.redirect_uri,
+                    redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+                    resource=params.resource,
+                )
+                query = urllib.parse.urlencode({"code": code, "state": params.state or ""})
+                return f"{params.redirect_uri}?{query}"
+
+            async def load_authorization_code(
+                self, client: OAuthClientInformationFull, authorization_code: str
+            ) -> AuthorizationCode | None:
+                return self.codes.get(authorization_code)
+
+            def issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+                access, refresh = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+                self.access[access] = AccessToken(
+                    token=access, client_id=client_id, scopes=scopes, resource=resource
+                )
+                self.refresh[refresh] = RefreshToken(
+                    token=refresh, client_id=client_id, scopes=scopes, resource=resource
+                )
+                self.issued_refresh.append(refresh)
+                return OAuthToken(access_token=access, refresh_token=refresh, expires_in=3600)
+
+            async def exchange_authorization_code(
+                self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+            ) -> OAuthToken:
+                del self.codes[authorization_code.code]
+                return self.issue(
+                    authorization_code.client_id,
+                    authorization_code.scopes,
+                    authorization_code.resource,
+                )
+
+            async def load_refresh_token(
+                self, client: OAuthClientInformationFull, refresh_token: str
+            ) -> RefreshToken | None:
+                return self.refresh.get(refresh_token)
+
+            async def exchange_refresh_token(
+                self,
+                client: OAuthClientInformationFull,
+                refresh_token: RefreshToken,
+                scopes: list[str],
+            ) -> OAuthToken:
+                del self.refresh[refresh_token.token]  # rotation: the old one is spent
+                return self.issue(
+                    refresh_token.client_id, refresh_token.scopes, refresh_token.resource
+                )
+
+            async def load_access_token(self, token: str) -> AccessToken | None:
+                return self.access.get(token)
+
+            async def revoke_token(self, token: Any) -> None:  # pragma: no cover
+                pass
+
+        provider = Provider()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        server = am.build_server([_text_tool("ping", lambda: "pong")], name="guarded")
+        app = server.streamable_http_app(
+            host="127.0.0.1",
+            auth=AuthSettings(
+                issuer_url=AnyHttpUrl(base),
+                resource_server_url=AnyHttpUrl(f"{base}/mcp"),
+                client_registration_options=ClientRegistrationOptions(enabled=True),
+                validate_token_resource=True,
+            ),
+            auth_server_provider=cast(Any, provider),
+            token_verifier=ProviderTokenVerifier(cast(Any, provider)),
+        )
+        started = threading.Event()
+
+        class Server(uvicorn.Server):
+            async def startup(self, sockets: Any = None) -> None:
+                await super().startup(sockets)
+                started.set()
+
+        web = Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        thread = threading.Thread(target=web.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+
+        def stop() -> None:
+            web.should_exit = True
+            thread.join(WAIT)
+            sock.close()
+
+        self.addCleanup(stop)
+        self.assertTrue(started.wait(WAIT))
+
+        folder = tempfile.mkdtemp(prefix="oauth-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "tokens.json")
+        redirected: list[str] = []
+
+        async def redirect(url: str) -> None:
+            async with httpx2.AsyncClient() as http:
+                answer = await http.get(url)  # the authorization server approves at once
+            redirected.append(answer.headers["location"])
+
+        async def callback() -> AuthorizationCodeResult:
+            query = urllib.parse.parse_qs(urllib.parse.urlparse(redirected[-1]).query)
+            return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0])
+
+        auth = OAuthClientProvider(
+            server_url=f"{base}/mcp",
+            client_metadata=OAuthClientMetadata(
+                client_name="agenttool test", redirect_uris=[AnyUrl("http://127.0.0.1:1/cb")]
+            ),
+            storage=am.FileTokenStore(path),
+            redirect_handler=redirect,
+            callback_handler=callback,
+        )
+        with am.connect(url=f"{base}/mcp", auth=auth) as remote:
+            for _ in range(3):
+                self.assertEqual(remote.call("ping").output, "pong")
+                # the access token has expired: the next request refreshes it first
+                auth.context.token_expiry_time = time.time() - 1
+        self.assertEqual(len(redirected), 1)  # one login, then refreshes only
+        self.assertGreater(len(provider.issued_refresh), 2)
+        stored = asyncio.run(am.FileTokenStore(path).get_tokens())
+        assert stored is not None
+        self.assertEqual(stored.refresh_token, provider.issued_refresh[-1])
+        self.assertIn(stored.refresh_token, provider.refresh)  # the one still valid
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
 
     def test_oauth_provider_takes_the_store(self) -> None:
         from mcp.client.auth import OAuthClientProvider

@@ -1,0 +1,4330 @@
+"""Tests of agenttool, the core: runnable with ``python -m unittest`` and nothing installed.
+
+Tests that need ``jsonschema``, ``hypothesis`` or a provider SDK skip, saying why, where it is
+absent; CI installs them.  The conformance corpora are read from ``../shared/conformance``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import dataclasses
+import datetime
+import decimal
+import enum
+import functools
+import glob
+import io
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import unittest
+import uuid
+from typing import (
+    Annotated,
+    Any,
+    Callable,
+    Literal,
+    NamedTuple,
+    Optional,
+    TypedDict,
+    Union,
+)
+
+import agenttool as at
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+HERE = ROOT
+CONFORMANCE = os.path.join(ROOT, "..", "shared", "conformance")
+SUITE = os.path.join(CONFORMANCE, "json-schema-test-suite")
+CORPUS = os.path.join(CONFORMANCE, "agenttool-schema")
+
+# =============================================================================================
+# The validator: JSON-Schema-Test-Suite, messages, JSON truths, a second opinion
+# =============================================================================================
+
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+# More examples for a long local run: AGENTTOOL_EXAMPLES_SCALE=50 python -m unittest ...
+SCALE = int(os.environ.get("AGENTTOOL_EXAMPLES_SCALE", "1"))
+
+try:
+    import jsonschema
+except ImportError:  # pragma: no cover - CI has it
+    jsonschema = None
+try:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover - CI has it
+    st = None
+
+
+def error_of(schema: Any, value: Any) -> str:
+    """``str()`` of the ValidationError ``value`` raises, or ``""`` when it is accepted."""
+    try:
+        at.validator(schema).validate(value)
+    except at.ValidationError as err:
+        return str(err)
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. JSON-Schema-Test-Suite
+# ---------------------------------------------------------------------------------------------
+
+# Optional files run on top of the required ones (the others are skipped: see SKIP_FILES).
+OPTIONAL = [
+    "draft2020-12/optional/anchor.json",
+    "draft2020-12/optional/bignum.json",
+    "draft2020-12/optional/dependencies-compatibility.json",
+    "draft2020-12/optional/ecmascript-regex.json",
+    "draft2020-12/optional/float-overflow.json",
+    "draft2020-12/optional/id.json",
+    "draft2020-12/optional/no-schema.json",
+    "draft2020-12/optional/non-bmp-regex.json",
+    "draft2020-12/optional/refOfUnknownKeyword.json",
+    "draft2020-12/optional/unknownKeyword.json",
+    "draft7/optional/bignum.json",
+    "draft7/optional/ecmascript-regex.json",
+    "draft7/optional/float-overflow.json",
+    "draft7/optional/id.json",
+    "draft7/optional/non-bmp-regex.json",
+    "draft7/optional/unknownKeyword.json",
+]
+REMOTE = "a remote $ref needs the suite's HTTP server or a registry; refused at compile time"
+SKIP_FILES = {
+    "draft2020-12/refRemote.json": REMOTE,
+    "draft7/refRemote.json": REMOTE,
+    "draft2020-12/dynamicRef.json": "$dynamicRef is refused at compile time (not implemented)",
+    "draft2020-12/unevaluatedItems.json": "unevaluatedItems is refused at compile time",
+    "draft2020-12/unevaluatedProperties.json": "unevaluatedProperties is refused at compile time",
+    "draft2020-12/vocabulary.json": "custom metaschemas ($schema on localhost) are refused",
+    "draft2020-12/optional/cross-draft.json": REMOTE,
+    "draft7/optional/cross-draft.json": REMOTE,
+    "draft2020-12/optional/dynamicRef.json": "$dynamicRef is refused at compile time",
+    "draft2020-12/optional/format-assertion.json": "custom metaschemas are refused",
+    "draft2020-12/optional/format/*": "format is an annotation only",
+    "draft7/optional/format/*": "format is an annotation only",
+    "draft7/optional/content.json": "contentMediaType/contentEncoding are annotations only",
+}
+METASCHEMA = "refers to the draft's metaschema, a remote document; refused at compile time"
+UNEVALUATED = "unevaluatedProperties is refused at compile time"
+SKIP_CASES = {
+    (
+        "draft2020-12/not.json",
+        "collect annotations inside a 'not', even if collection is disabled",
+    ): UNEVALUATED,
+    ("draft2020-12/ref.json", "ref creates new scope when adjacent to keywords"): UNEVALUATED,
+    ("draft2020-12/defs.json", "validate definition against metaschema"): METASCHEMA,
+    ("draft2020-12/ref.json", "remote ref, containing refs itself"): METASCHEMA,
+    ("draft7/definitions.json", "validate definition against metaschema"): METASCHEMA,
+    ("draft7/ref.json", "remote ref, containing refs itself"): METASCHEMA,
+}
+
+
+@unittest.skipUnless(os.path.isdir(SUITE), f"the test suite is absent ({SUITE})")
+class TestSuite(unittest.TestCase):
+    def test_every_supported_case_of_draft2020_12_and_draft7_passes(self) -> None:
+        files = sorted(glob.glob(os.path.join(SUITE, "draft2020-12", "*.json")))
+        files += sorted(glob.glob(os.path.join(SUITE, "draft7", "*.json")))
+        files += [os.path.join(SUITE, name) for name in OPTIONAL]
+        passed, skipped, failures = 0, [], []
+        for path in files:
+            name = os.path.relpath(path, SUITE).replace(os.sep, "/")
+            if name in SKIP_FILES:
+                skipped.append(f"{name}: {SKIP_FILES[name]}")
+                continue
+            draft7 = name.startswith("draft7/")
+            with open(path, encoding="utf-8") as f:
+                cases = json.load(f)
+            for case in cases:
+                schema = case["schema"]
+                if draft7 and isinstance(schema, dict):  # the draft 7 files carry no $schema
+                    schema = dict(schema, **{"$schema": DRAFT7})
+                reason = SKIP_CASES.get((name, case["description"]))
+                try:
+                    check = at.validator(schema)
+                except at.SchemaError as err:
+                    if reason is None:
+                        failures.append(f"{name} | {case['description']}: refused: {err}")
+                    else:
+                        skipped.append(f"{name} | {case['description']}: {reason}")
+                    continue
+                if reason is not None:
+                    failures.append(f"{name} | {case['description']}: listed as skipped, compiles")
+                for test in case["tests"]:
+                    try:
+                        check.validate(test["data"])
+                        valid = True
+                    except at.ValidationError:
+                        valid = False
+                    if valid == test["valid"]:
+                        passed += 1
+                    else:
+                        failures.append(
+                            f"{name} | {case['description']} | {test['description']}:"
+                            f" expected valid={test['valid']}"
+                        )
+        for pattern, reason in SKIP_FILES.items():
+            if pattern.endswith("*"):
+                skipped.append(f"{pattern}: {reason}")
+        print(
+            f"\nJSON-Schema-Test-Suite: {passed} tests passed, {len(failures)} failed,"
+            f" {len(skipped)} files or cases skipped:",
+            file=sys.stderr,
+        )
+        for line in skipped:
+            print(f"  skip {line}", file=sys.stderr)
+        self.assertEqual(failures, [])
+        self.assertGreater(passed, 2000)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Messages (the Go seed's table, then this validator's own forms)
+# ---------------------------------------------------------------------------------------------
+
+READ_FILE = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "max_bytes": {"type": "integer"}},
+    "required": ["path"],
+}
+ARGS = {
+    "type": "object",
+    "properties": {
+        "flag": {"type": "boolean"},
+        "ratio": {"type": "number"},
+        "nested": {
+            "type": "object",
+            "properties": {"deep": {"type": "boolean"}},
+            "required": ["deep"],
+        },
+        "level": {"type": "string", "enum": ["low", "high"]},
+        "word": {"type": "integer", "enum": [1, 2]},
+        "count": {"type": "integer", "enum": [1, 2, 3]},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "list": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+        "limit": {"type": ["integer", "null"]},
+        "maybe": {"type": ["string", "null"], "enum": ["a"]},
+        "strict_enum": {"type": "string", "enum": ["a", None]},
+        "nothing": {"type": "null"},
+        "anything": {},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+}
+STRICT = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "level": {"type": "string"},
+        "limit": {"type": ["integer", "null"]},
+    },
+    "required": ["query", "level", "limit"],
+    "additionalProperties": False,
+}
+
+
+class TestGoMessages(unittest.TestCase):
+    """The message forms the Go seed's tests pin, word for word."""
+
+    def check(self, schema: Any, value: Any, expected: str) -> None:
+        self.assertEqual(error_of(schema, value), expected)
+
+    def test_empty_arguments_miss_the_required_property(self) -> None:
+        self.check(READ_FILE, {}, 'invalid arguments: missing required property "path"')
+
+    def test_wrong_types_name_the_expected_type_and_the_value(self) -> None:
+        self.check(READ_FILE, {"path": 1}, "invalid arguments: path: expected string, got 1")
+        self.check(ARGS, {"flag": "yes"}, 'invalid arguments: flag: expected boolean, got "yes"')
+        self.check(ARGS, {"ratio": "high"}, 'invalid arguments: ratio: expected number, got "high"')
+        self.check(ARGS, {"nested": []}, "invalid arguments: nested: expected object, got array")
+        self.check(ARGS, {"count": None}, "invalid arguments: count: expected integer, got null")
+        self.check(ARGS, {"flag": {}}, "invalid arguments: flag: expected boolean, got object")
+        self.check(ARGS, {"flag": 1.5}, "invalid arguments: flag: expected boolean, got 1.5")
+
+    def test_enum_lists_the_values_as_compact_json(self) -> None:
+        self.check(
+            ARGS,
+            {"level": "mid"},
+            'invalid arguments: level: expected one of ["low", "high"], got "mid"',
+        )
+        self.check(ARGS, {"word": 3}, "invalid arguments: word: expected one of [1, 2], got 3")
+
+    def test_enum_is_checked_before_type(self) -> None:
+        self.check(ARGS, {"word": 1.5}, "invalid arguments: word: expected one of [1, 2], got 1.5")
+
+    def test_two_point_zero_is_an_integer(self) -> None:
+        self.check(ARGS, {"word": 2.0}, "")
+        self.check(READ_FILE, {"path": "p", "max_bytes": 2.0}, "")
+
+    def test_paths_are_dotted_with_indexes(self) -> None:
+        self.check(ARGS, {"tags": ["a", 2]}, "invalid arguments: tags[1]: expected string, got 2")
+        self.check(
+            ARGS,
+            {"nested": {"deep": "x"}},
+            'invalid arguments: nested.deep: expected boolean, got "x"',
+        )
+        self.check(
+            ARGS, {"list": [{"name": 1}]}, "invalid arguments: list[0].name: expected string, got 1"
+        )
+
+    def test_missing_required_is_reported_at_the_object(self) -> None:
+        self.check(
+            ARGS, {"nested": {}}, 'invalid arguments: nested: missing required property "deep"'
+        )
+
+    def test_extra_properties_are_ignored_unless_closed(self) -> None:
+        self.check(READ_FILE, {"path": "p", "bogus": 1}, "")
+        self.check(
+            STRICT,
+            {"query": "q", "level": "l", "limit": None, "bogus": 1},
+            'invalid arguments: unexpected property "bogus"',
+        )
+
+    def test_required_in_list_order_then_properties_in_sorted_order(self) -> None:
+        self.check(STRICT, {}, 'invalid arguments: missing required property "query"')
+        self.check(STRICT, {"query": "q"}, 'invalid arguments: missing required property "level"')
+        self.check(
+            STRICT,
+            {"query": 1, "level": 2, "limit": None},
+            "invalid arguments: level: expected string, got 2",
+        )
+        # a property error sorting before an unexpected key wins, and the other way round
+        self.check(
+            STRICT,
+            {"query": "q", "level": 2, "limit": None, "zzz": 1},
+            "invalid arguments: level: expected string, got 2",
+        )
+        self.check(
+            STRICT,
+            {"query": 1, "level": "l", "limit": None, "bogus": 1},
+            'invalid arguments: unexpected property "bogus"',
+        )
+
+    def test_strict_nullable_accepts_null(self) -> None:
+        self.check(STRICT, {"query": "q", "level": "l", "limit": None}, "")
+        self.check(ARGS, {"limit": None}, "")
+
+    def test_a_type_union_names_every_type(self) -> None:
+        self.check(
+            ARGS, {"limit": "x"}, 'invalid arguments: limit: expected integer or null, got "x"'
+        )
+
+    def test_nullable_enum_without_null_rejects_null_by_enum(self) -> None:
+        self.check(
+            ARGS, {"maybe": None}, 'invalid arguments: maybe: expected one of ["a"], got null'
+        )
+
+    def test_enum_listing_null_does_not_make_the_type_nullable(self) -> None:
+        self.check(
+            ARGS, {"strict_enum": None}, "invalid arguments: strict_enum: expected string, got null"
+        )
+
+    def test_type_null_rejects_other_values(self) -> None:
+        self.assertIn("expected null", error_of(ARGS, {"nothing": 0}))
+
+    def test_untyped_schema_accepts_anything(self) -> None:
+        for value in (None, 1, "x", [1, {}], {"a": [True]}):
+            self.check(ARGS, {"anything": value}, "")
+            self.check({}, value, "")
+            self.check(True, value, "")
+
+    def test_bad_json_is_named(self) -> None:
+        err = error_of_json(READ_FILE, '{"path": ')
+        self.assertTrue(err.startswith("invalid arguments: not valid JSON: "), err)
+
+    def test_unknown_type_name_is_a_schema_error(self) -> None:
+        with self.assertRaises(at.SchemaError) as caught:
+            at.validator({"type": "object", "properties": {"a": {"type": "strng"}}})
+        self.assertIn('"strng" is not a JSON Schema type', str(caught.exception))
+
+
+def error_of_json(schema: Any, text: str | bytes) -> str:
+    try:
+        at.validator(schema).validate_json(text)
+    except at.ValidationError as err:
+        return str(err)
+    return ""
+
+
+class TestOwnMessages(unittest.TestCase):
+    """Messages for the keywords the Go seed does not have, in the same style."""
+
+    def check(self, schema: Any, value: Any, expected: str) -> None:
+        self.assertEqual(error_of(schema, value), expected and "invalid arguments: " + expected)
+
+    def test_counts(self) -> None:
+        self.check({"minItems": 1}, [], "expected at least 1 item, got 0")
+        self.check({"maxItems": 2}, [1, 2, 3], "expected at most 2 items, got 3")
+        self.check({"maxLength": 10}, "x" * 12, "expected at most 10 characters, got 12")
+        self.check({"minLength": 2}, "\U0001f600", "expected at least 2 characters, got 1")
+        self.check({"minProperties": 1}, {}, "expected at least 1 property, got 0")
+        self.check({"maxProperties": 1}, {"a": 1, "b": 2}, "expected at most 1 property, got 2")
+
+    def test_numbers(self) -> None:
+        self.check({"minimum": 0}, -1, "expected a number >= 0, got -1")
+        self.check({"exclusiveMinimum": 0}, 0, "expected a number > 0, got 0")
+        self.check({"maximum": 1.5}, 2, "expected a number <= 1.5, got 2")
+        self.check({"exclusiveMaximum": 10}, 10.0, "expected a number < 10, got 10.0")
+        self.check({"multipleOf": 5}, 7, "expected a multiple of 5, got 7")
+        self.check({"multipleOf": 0.01}, 0.123, "expected a multiple of 0.01, got 0.123")
+
+    def test_strings(self) -> None:
+        self.check({"pattern": "^[a-z]+$"}, "A1", 'expected a string matching "^[a-z]+$", got "A1"')
+        long = "y" * 100
+        self.check({"type": "integer"}, long, f'expected integer, got "{"y" * 57}..."')
+
+    def test_unique_items_names_the_equal_pair(self) -> None:
+        self.check(
+            {"uniqueItems": True}, [1, "a", 1.0], "expected unique items; items 0 and 2 are equal"
+        )
+        self.check({"uniqueItems": True}, [1, True, {"a": 0}, {"a": False}], "")
+
+    def test_const_and_not(self) -> None:
+        self.check({"const": "x"}, "y", 'expected exactly "x", got "y"')
+        self.check(
+            {"not": {"type": "string"}},
+            "s",
+            'expected a value not matching {"type":"string"}, got "s"',
+        )
+
+    def test_any_of_reports_the_branch_of_the_value_type(self) -> None:
+        schema = {
+            "anyOf": [
+                {"type": "string"},
+                {
+                    "type": "object",
+                    "properties": {"path": {"type": "string"}},
+                    "required": ["path"],
+                },
+            ]
+        }
+        self.check(schema, {}, 'missing required property "path"')
+        self.check(schema, {"path": 1}, "path: expected string, got 1")
+        self.check(
+            schema,
+            3,
+            "expected a value matching one of the 2 allowed shapes"
+            ' (string, or object with "path"), got 3',
+        )
+        nested = {"properties": {"target": schema}}
+        self.assertEqual(
+            error_of(nested, {"target": {"path": 1}}),
+            "invalid arguments: target.path: expected string, got 1",
+        )
+
+    def test_any_of_bare_types_reads_like_a_type_union(self) -> None:
+        nullable = {"anyOf": [{"type": "string", "description": "d"}, {"type": "null"}]}
+        self.check(nullable, 1, "expected string or null, got 1")
+        self.check(
+            {"anyOf": [{"type": "integer"}, {"type": "string"}]}, 1.5, "expected integer, got 1.5"
+        )
+
+    def test_subschemas_are_checked_after_the_object_own_keywords(self) -> None:
+        schema = {
+            "properties": {"a": {"type": "string"}},
+            "if": {"required": ["a"]},
+            "then": {"required": ["b"]},
+        }
+        self.check(schema, {"a": 1}, "a: expected string, got 1")
+        self.check(schema, {"a": "s"}, 'missing required property "b"')
+
+    def test_one_of_with_several_matches(self) -> None:
+        self.check(
+            {"oneOf": [{"type": "integer"}, {"minimum": 0}]},
+            1,
+            "expected exactly one of the allowed shapes to match, but 2 did",
+        )
+
+    def test_object_keywords(self) -> None:
+        self.check(
+            {"dependentRequired": {"card": ["billing"]}},
+            {"card": 1},
+            'missing required property "billing" (required when "card" is present)',
+        )
+        self.check(
+            {"propertyNames": {"maxLength": 3}},
+            {"abcd": 1},
+            'invalid property name "abcd": expected at most 3 characters, got 4',
+        )
+        self.check(
+            {"patternProperties": {"^x-": {"type": "string"}}, "additionalProperties": False},
+            {"x-a": "ok", "y": 1},
+            'unexpected property "y"',
+        )
+        self.check({"properties": {"a": False}}, {"a": 1}, 'unexpected property "a"')
+
+    def test_array_keywords(self) -> None:
+        self.check(
+            {"prefixItems": [{"type": "string"}], "items": False},
+            ["a", 1],
+            "expected at most 1 item, got 2",
+        )
+        self.check(
+            {"contains": {"type": "string"}},
+            [1, 2],
+            'expected at least 1 item matching the "contains" schema {"type":"string"}, got 0',
+        )
+        self.check(
+            {"contains": {"type": "string"}, "maxContains": 1},
+            ["a", "b"],
+            'expected at most 1 item matching the "contains" schema {"type":"string"}, got 2',
+        )
+        self.check(
+            {"prefixItems": [True], "items": {"type": "string"}},
+            [1, "a", 2],
+            "[2]: expected string, got 2",
+        )
+        self.check(
+            {"items": {"type": "integer"}}, [1, 1, "x", 1, "x"], '[2]: expected integer, got "x"'
+        )
+
+    def test_keys_that_are_not_identifiers_are_quoted(self) -> None:
+        schema = {"properties": {"headers": {"additionalProperties": {"type": "string"}}}}
+        self.assertEqual(
+            error_of(schema, {"headers": {"content-type": 1}}),
+            'invalid arguments: headers["content-type"]: expected string, got 1',
+        )
+        self.assertEqual(
+            error_of({"properties": {"a b": {"type": "string"}}}, {"a b": 1}),
+            'invalid arguments: ["a b"]: expected string, got 1',
+        )
+
+    def test_false_schema_refuses_everything(self) -> None:
+        self.check(False, {}, "no value is allowed here")
+
+    def test_errors_through_references_keep_their_path(self) -> None:
+        tree = {
+            "$ref": "#/$defs/node",
+            "$defs": {
+                "node": {
+                    "type": "object",
+                    "properties": {
+                        "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                        "value": {"type": "integer"},
+                    },
+                }
+            },
+        }
+        self.assertEqual(
+            error_of(tree, {"children": [{"children": [{}, {"value": "x"}]}]}),
+            'invalid arguments: children[0].children[1].value: expected integer, got "x"',
+        )
+
+    def test_validation_error_is_a_value_error_with_path_and_msg(self) -> None:
+        with self.assertRaises(ValueError) as caught:
+            at.validator(ARGS).validate({"tags": [1]})
+        err = caught.exception
+        assert isinstance(err, at.ValidationError)
+        self.assertEqual((err.path, err.msg), ("tags[0]", "expected string, got 1"))
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. JSON truths, deep nesting, the JSON text
+# ---------------------------------------------------------------------------------------------
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class TestJsonTruths(unittest.TestCase):
+    def test_true_is_not_an_integer_nor_a_number(self) -> None:
+        self.assertTrue(error_of({"type": "integer"}, True))
+        self.assertTrue(error_of({"type": "number"}, False))
+        self.assertEqual(error_of({"type": "boolean"}, True), "")
+        self.assertTrue(error_of({"type": "boolean"}, 1))
+
+    def test_one_point_zero_is_an_integer_and_big_integers_are_fine(self) -> None:
+        self.assertEqual(error_of({"type": "integer"}, 1.0), "")
+        self.assertTrue(error_of({"type": "integer"}, 1.5))
+        self.assertEqual(error_of({"type": "integer", "minimum": 10**30}, 10**40), "")
+        self.assertEqual(at.validator({"type": "integer"}).validate_json("1" * 400), int("1" * 400))
+
+    def test_json_equality(self) -> None:
+        self.assertEqual(error_of({"enum": [1]}, 1.0), "")
+        self.assertTrue(error_of({"enum": [1]}, True))
+        self.assertTrue(error_of({"const": False}, 0))
+        self.assertTrue(error_of({"const": {"a": False}}, {"a": 0}))
+        self.assertEqual(error_of({"const": {"a": [1]}}, {"a": [1.0]}), "")
+
+    def test_deep_json_text_is_a_validation_error(self) -> None:
+        text = "[" * 100_000 + "]" * 100_000
+        for schema in ({}, {"type": "array"}):
+            self.assertEqual(error_of_json(schema, text), "invalid arguments: nesting too deep")
+        text = '{"a":' * 100_000 + "1" + "}" * 100_000
+        self.assertEqual(error_of_json({}, text.encode()), "invalid arguments: nesting too deep")
+
+    def test_deep_python_values_are_a_validation_error(self) -> None:
+        value = nested(100_000)
+        deep = "invalid arguments: nesting too deep"
+        self.assertEqual(
+            error_of(
+                {"$ref": "#/$defs/a", "$defs": {"a": {"items": {"$ref": "#/$defs/a"}}}}, value
+            ),
+            deep,
+        )
+        self.assertEqual(error_of({"items": {"$ref": "#"}}, value), deep)
+        self.assertEqual(error_of({"enum": [1]}, value), deep)
+        self.assertEqual(error_of({"uniqueItems": True}, [value, 1]), deep)
+        self.assertEqual(error_of({}, value), "")  # nothing to check: nothing walked
+
+    def test_nan_and_infinity_are_not_json(self) -> None:
+        for text in ("NaN", "[Infinity]", '{"a": -Infinity}'):
+            self.assertEqual(
+                error_of_json({}, text).split(":")[:2], ["invalid arguments", " not valid JSON"]
+            )
+        self.assertIn("NaN is not a JSON number", error_of_json({}, "NaN"))
+
+    def test_invalid_json(self) -> None:
+        for text in ("", "{", "[1,]", "{'a': 1}", "1 2", b"\xff\xfe\x00"):
+            self.assertTrue(
+                error_of_json({}, text).startswith("invalid arguments: not valid JSON: "), text
+            )
+
+    def test_validate_json_returns_the_parsed_value_from_str_or_bytes(self) -> None:
+        check = at.validator(READ_FILE)
+        self.assertEqual(check.validate_json('{"path": "p"}'), {"path": "p"})
+        self.assertEqual(check.validate_json(b'{"path": "\xc3\xa9"}'), {"path": "\u00e9"})
+        self.assertEqual(check.validate_json('{"path": "p"}'.encode("utf-16")), {"path": "p"})
+        self.assertEqual(
+            error_of_json(READ_FILE, b'{"path": 1}'),
+            "invalid arguments: path: expected string, got 1",
+        )
+
+    def test_validator_keeps_the_schema_and_compiles_equal_schemas_once(self) -> None:
+        schema = {"type": "string"}
+        first, second = at.validator(schema), at.validator(dict(schema))
+        self.assertIs(first.schema, schema)
+        self.assertIs(first.validate, second.validate)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. A second opinion: jsonschema agrees on accept/reject
+# ---------------------------------------------------------------------------------------------
+
+
+def corpus_schemas() -> list[Any]:
+    names = sorted(glob.glob(os.path.join(CORPUS, "*.json")))
+    out = []
+    for name in names:
+        if os.path.basename(name) == "manifest.json":
+            continue
+        with open(name, encoding="utf-8") as f:
+            out.append(json.load(f))
+    return out
+
+
+if st is not None:
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(-5, 5)
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.sampled_from([0.5, 1.0, 2.0, -1.5, 1e300])
+        | st.text(alphabet="abxy-_0 \u00e9", max_size=5)
+    )
+    json_values = st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(
+                st.sampled_from(["a", "b", "c", "x-1", "name", "path"]), inner, max_size=4
+            )
+        ),
+        max_leaves=12,
+    )
+
+    def instances(schema: Any, depth: int = 0) -> Any:
+        """Values shaped after ``schema`` (often valid, often a little wrong), or any JSON."""
+        if not isinstance(schema, dict) or depth > 4:
+            return json_values
+        options = [json_values]
+        if "enum" in schema:
+            options.append(st.sampled_from(schema["enum"]))
+        if "const" in schema:
+            options.append(st.just(schema["const"]))
+        kinds = schema.get("type", [])
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        props = schema.get("properties", {})
+        if "object" in kinds or props:
+            optional = {k: instances(s, depth + 1) for k, s in props.items()}
+            extra = schema.get("additionalProperties")
+            optional["zz"] = instances(extra, depth + 1) if isinstance(extra, dict) else json_values
+            options.append(st.fixed_dictionaries({}, optional=optional))
+        if "array" in kinds or "items" in schema:
+            options.append(st.lists(instances(schema.get("items"), depth + 1), max_size=4))
+        for name, strategy in (
+            ("string", st.text(alphabet="abcxyz0", max_size=6)),
+            ("integer", st.integers(-10, 10)),
+            ("number", st.floats(-10, 10) | st.integers(-10, 10)),
+            ("boolean", st.booleans()),
+            ("null", st.none()),
+        ):
+            if name in kinds:
+                options.append(strategy)
+        for kw in ("anyOf", "oneOf", "allOf"):
+            for sub in schema.get(kw, []):
+                options.append(instances(sub, depth + 1))
+        return st.one_of(options)
+
+    leaf_schemas = st.one_of(
+        st.booleans(),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "type": st.sampled_from(
+                    [
+                        "string",
+                        "integer",
+                        "number",
+                        "boolean",
+                        "null",
+                        "object",
+                        "array",
+                        ["integer", "null"],
+                        ["string", "array"],
+                    ]
+                ),
+                "enum": st.lists(scalars, min_size=1, max_size=3),
+                "const": scalars,
+                "minLength": st.integers(0, 3),
+                "maxLength": st.integers(0, 3),
+                "pattern": st.sampled_from(["^a", "b", "[0-9]", "^[a-c]*", "x+y"]),
+                "minimum": st.integers(-3, 3) | st.sampled_from([0.5, -1.5]),
+                "maximum": st.integers(-3, 3),
+                "exclusiveMinimum": st.integers(-3, 3),
+                "exclusiveMaximum": st.sampled_from([2, 2.5, 10**20]),
+                "multipleOf": st.sampled_from([1, 2, 3, 0.5]),
+                "minItems": st.integers(0, 2),
+                "maxItems": st.integers(0, 3),
+                "uniqueItems": st.booleans(),
+                "minProperties": st.integers(0, 2),
+                "maxProperties": st.integers(0, 3),
+                "required": st.lists(st.sampled_from(["a", "b", "name"]), max_size=2, unique=True),
+                "dependentRequired": st.just({"a": ["b"]}),
+            },
+        ),
+    )
+
+    def compound(inner: Any) -> Any:
+        names = st.sampled_from(["a", "b", "c", "name", "path", "x-1"])
+        return st.fixed_dictionaries(
+            {},
+            optional={
+                "type": st.sampled_from(["object", "array", ["object", "null"]]),
+                "properties": st.dictionaries(names, inner, max_size=3),
+                "patternProperties": st.dictionaries(
+                    st.sampled_from(["^x-", "a"]), inner, max_size=1
+                ),
+                "additionalProperties": inner,
+                "propertyNames": st.just({"maxLength": 3}),
+                "items": inner,
+                "prefixItems": st.lists(inner, max_size=2),
+                "contains": inner,
+                "minContains": st.integers(0, 2),
+                "maxContains": st.integers(0, 2),
+                "allOf": st.lists(inner, min_size=1, max_size=2),
+                "anyOf": st.lists(inner, min_size=1, max_size=2),
+                "oneOf": st.lists(inner, min_size=1, max_size=2),
+                "not": inner,
+                "if": inner,
+                "then": inner,
+                "else": inner,
+                "dependentSchemas": st.dictionaries(names, inner, max_size=1),
+                "required": st.lists(names, max_size=2, unique=True),
+            },
+        )
+
+    random_schemas = st.recursive(leaf_schemas, compound, max_leaves=6)
+
+
+@unittest.skipIf(jsonschema is None or st is None, "jsonschema and hypothesis are not installed")
+class TestSecondOpinion(unittest.TestCase):
+    """agenttool and jsonschema (Draft202012Validator) accept and reject the same values."""
+
+    def agree(self, schema: Any, value: Any) -> None:
+        ours = error_of(schema, value) == ""
+        theirs = jsonschema.Draft202012Validator(schema).is_valid(value)
+        self.assertEqual(ours, theirs, f"schema={json.dumps(schema)} value={value!r}")
+
+    @unittest.skipUnless(os.path.isdir(CORPUS), "the schema corpus is absent")
+    def test_corpus_schemas(self) -> None:
+        for schema in corpus_schemas():
+            self.check_instances(schema)
+
+    def check_instances(self, schema: Any) -> None:
+        @settings(max_examples=25 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(instances(schema))
+        def run(value: Any) -> None:
+            self.agree(schema, value)
+
+        run()
+
+    def test_generated_schemas(self) -> None:
+        @settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(st.data())
+        def run(data: Any) -> None:
+            schema = data.draw(random_schemas)
+            for _ in range(3):
+                self.agree(schema, data.draw(instances(schema)))
+
+        run()
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Schemas refused when compiled, naming the keyword
+# ---------------------------------------------------------------------------------------------
+
+
+class TestSchemaErrors(unittest.TestCase):
+    def refused(self, schema: Any, *needles: str) -> None:
+        with self.assertRaises(at.SchemaError) as caught:
+            at.validator(schema)
+        for needle in needles:
+            self.assertIn(needle, str(caught.exception))
+
+    def test_remote_and_unresolvable_refs(self) -> None:
+        self.refused({"$ref": "https://example.com/other.json"}, '"$ref"', "outside this schema")
+        self.refused({"$ref": "#/$defs/missing"}, '"$ref"', "does not resolve")
+        self.refused({"$ref": "#nowhere"}, '"$ref"', "does not resolve")
+        self.refused({"properties": {"a": {"$ref": 5}}}, '"$ref"', "#/properties/a")
+
+    def test_unknown_schema_uri(self) -> None:
+        self.refused({"$schema": "http://json-schema.org/draft-04/schema#"}, '"$schema"')
+        self.refused({"$schema": 7}, '"$schema"')
+
+    def test_keywords_not_implemented(self) -> None:
+        self.refused({"unevaluatedProperties": False}, '"unevaluatedProperties"')
+        self.refused({"items": {"unevaluatedItems": {}}}, '"unevaluatedItems"', "#/items")
+        self.refused({"$dynamicRef": "#a"}, '"$dynamicRef"')
+        self.assertEqual(error_of({"unevaluatedProperties": True}, {"a": 1}), "")
+
+    def test_keyword_values_of_the_wrong_type(self) -> None:
+        self.refused({"minLength": "3"}, '"minLength"', "non-negative integer")
+        self.refused({"minItems": -1}, '"minItems"')
+        self.refused({"maximum": "10"}, '"maximum"')
+        self.refused({"exclusiveMinimum": True}, '"exclusiveMinimum"', "draft 4")
+        self.refused({"multipleOf": 0}, '"multipleOf"')
+        self.refused({"required": "a"}, '"required"')
+        self.refused({"properties": []}, '"properties"')
+        self.refused({"enum": "a"}, '"enum"')
+        self.refused({"anyOf": []}, '"anyOf"')
+        self.refused({"uniqueItems": 1}, '"uniqueItems"')
+        self.refused({"type": []}, '"type"')
+        self.refused({"not": 3}, "#/not")
+        self.refused(3, "object or a boolean")
+
+    def test_invalid_patterns(self) -> None:
+        self.refused({"pattern": "(unclosed"}, '"pattern"', "not a valid regex")
+        self.refused({"patternProperties": {"[": {}}}, '"patternProperties"')
+        self.refused({"pattern": "\\p{Greek}"}, '"pattern"')
+
+    def test_annotations_and_unknown_keywords_are_ignored(self) -> None:
+        schema = {
+            "title": "t",
+            "description": "d",
+            "default": 1,
+            "examples": [1],
+            "$comment": "c",
+            "format": "date-time",
+            "x-vendor": {"type": "string"},
+            "deprecated": True,
+        }
+        self.assertEqual(error_of(schema, "not a date"), "")
+
+
+class TestDrafts(unittest.TestCase):
+    def test_draft7_ignores_ref_siblings_and_2020_keywords(self) -> None:
+        schema = {
+            "$schema": DRAFT7,
+            "definitions": {"s": {"type": "string"}},
+            "properties": {"a": {"$ref": "#/definitions/s", "maxLength": 1}},
+        }
+        self.assertEqual(error_of(schema, {"a": "long"}), "")
+        self.assertEqual(error_of({"$schema": DRAFT7, "prefixItems": [False]}, [1]), "")
+        self.assertEqual(error_of({"$schema": DRAFT7, "unevaluatedItems": False}, [1]), "")
+        same = dict(schema, **{"$schema": "https://json-schema.org/draft/2020-12/schema"})
+        self.assertTrue(error_of(same, {"a": "long"}))
+
+    def test_no_schema_is_2020_12_accepting_draft7_spellings(self) -> None:
+        schema = {"items": [{"type": "string"}], "additionalItems": False}
+        self.assertEqual(error_of(schema, ["a"]), "")
+        self.assertEqual(
+            error_of(schema, ["a", 1]), "invalid arguments: expected at most 1 item, got 2"
+        )
+        deps = {"dependencies": {"a": ["b"], "c": {"required": ["d"]}}}
+        self.assertTrue(error_of(deps, {"a": 1}))
+        self.assertTrue(error_of(deps, {"c": 1}))
+        self.assertEqual(error_of(deps, {"a": 1, "b": 2, "c": 3, "d": 4}), "")
+
+    def test_ids_anchors_and_escaped_pointers(self) -> None:
+        schema = {
+            "$id": "https://example.com/root.json",
+            "$defs": {
+                "a~b/c%d": {"type": "integer"},
+                "named": {"$anchor": "thing", "type": "string"},
+                "other": {"$id": "other.json", "$defs": {"x": {"type": "null"}}},
+            },
+            "properties": {
+                "p": {"$ref": "#/$defs/a~0b~1c%25d"},
+                "q": {"$ref": "#thing"},
+                "r": {"$ref": "other.json#/$defs/x"},
+            },
+        }
+        self.assertEqual(error_of(schema, {"p": 1, "q": "s", "r": None}), "")
+        self.assertTrue(error_of(schema, {"p": "1"}))
+        self.assertTrue(error_of(schema, {"q": 1}))
+        self.assertTrue(error_of(schema, {"r": 1}))
+
+    def test_deeply_nested_schemas_compile(self) -> None:
+        schema: Any = {"type": "integer"}
+        for _ in range(60):
+            schema = {"type": "array", "items": {"type": "object", "properties": {"a": schema}}}
+        value: Any = 1
+        for _ in range(60):
+            value = [{"a": value}]
+        check = at.validator(schema)
+        check.validate(value)
+        with self.assertRaises(at.ValidationError) as caught:
+            check.validate(json.loads(json.dumps(value).replace("1", '"1"')))
+        self.assertTrue(caught.exception.path.startswith("[0].a[0].a[0].a"))
+        self.assertTrue(caught.exception.path.endswith("[0].a"))
+
+
+# =============================================================================================
+# Schema generation and decoding: the corpus, every type, strict rules
+# =============================================================================================
+
+# Annotations here are evaluated at run time by get_type_hints, on 3.9 too: keep Optional/Union.
+# ruff: noqa: UP007, UP045
+
+
+make_typeddict: Any = TypedDict  # the functional form, with names computed at run time
+
+
+def dumps(schema: Any) -> str:
+    return json.dumps(schema, indent=2) + "\n"
+
+
+class Opaque:
+    pass
+
+
+@dataclasses.dataclass
+class Positive:
+    n: int
+
+    def __post_init__(self) -> None:
+        if self.n <= 0:
+            raise ValueError("n must be positive")
+
+
+# ----- the corpus, in Python -------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Item:
+    name: str
+    Tags: list[str]
+
+
+def read_file(path: Annotated[str, "Absolute path to read"], max_bytes: int = 0) -> str:
+    """Read a file.
+
+    Args:
+        max_bytes (int): Stop after this
+            many bytes
+    """
+    return ""
+
+
+class _ReadFileBase(TypedDict):
+    path: Annotated[str, "Absolute path to read"]
+
+
+class ReadFileStrict(_ReadFileBase, total=False):
+    """Optional keys by inheritance: keeps declaration order on every Python."""
+
+    max_bytes: Annotated[int, "Stop after this many bytes"]
+
+
+def everything(
+    *,
+    str: str,
+    int: Annotated[int, "an integer"],
+    uint: int,
+    float: float,
+    bool: bool,
+    level: Literal["low", "medium", "high"],
+    count: Optional[Literal[1, 2, 3]] = None,
+    when: datetime.datetime,
+    raw: Any = None,
+    any: Any = None,
+    bytes: bytes = b"",
+    list: list[Item],
+    matrix: Optional[list[list[float]]] = None,
+    nested: Item,
+    pointer: Optional[Item] = None,
+    labels: Optional[dict[str, str]] = None,
+    duration: int = 0,
+) -> None:
+    """Every kind the seed's corpus covers."""
+
+
+@dataclasses.dataclass
+class Embedded:
+    name: str
+    Tags: list[str]
+    extra: str = ""
+
+
+def strict_args(
+    query: Annotated[str, "Search terms"],
+    limit: Annotated[Optional[int], "Maximum results"] = None,
+    *,
+    inner: Inner,
+) -> None:
+    pass
+
+
+@dataclasses.dataclass
+class Inner:
+    deep: bool
+
+
+def no_args() -> None:
+    pass
+
+
+def text_marshaler(key: pathlib.PurePosixPath) -> None:
+    pass
+
+
+@dataclasses.dataclass
+class ReadFileArgs:
+    path: str = dataclasses.field(metadata={"description": "Absolute path to read"})
+    max_bytes: Annotated[int, at.Meta(description="Stop after this many bytes")] = 0
+
+
+class Shadowed(TypedDict):
+    Memo: str
+    id: Annotated[str, "outer wins"]
+
+
+def json_marshaler(value: Any, word: Literal[1, 2]) -> None:
+    pass
+
+
+class Level(enum.Enum):
+    LOW = "low"
+    HIGH = "high"
+
+
+def strict_nullable(
+    level: Optional[Level] = None,
+    raw: Any = None,
+    when: Optional[datetime.datetime] = None,
+    *,
+    items: list[Item],
+) -> None:
+    pass
+
+
+class ByteArray(NamedTuple):
+    slice: bytes
+    fixed: list[int]
+
+
+CORPUS_TARGETS: dict[str, Any] = {
+    "read_file": read_file,
+    "read_file_strict": ReadFileStrict,
+    "everything": everything,
+    "embedded": Embedded,
+    "strict": strict_args,
+    "no_args": no_args,
+    "no_args_strict": no_args,
+    "text_marshaler": text_marshaler,
+    "pointer_to_struct": ReadFileArgs,
+    "shadowed": Shadowed,
+    "json_marshaler": json_marshaler,
+    "strict_nullable": strict_nullable,
+    "byte_array": ByteArray,
+}
+
+
+class TestCorpus(unittest.TestCase):
+    """The seed's golden schemas, byte for byte."""
+
+    def setUp(self) -> None:
+        path = os.path.join(CORPUS, "manifest.json")
+        if not os.path.exists(path):
+            self.skipTest(f"corpus absent: {path}")
+        with open(path) as f:
+            self.fixtures = json.load(f)["fixtures"]
+
+    def test_every_fixture_is_byte_identical(self) -> None:
+        self.assertEqual(len(self.fixtures), 14)
+        for fx in self.fixtures:
+            with self.subTest(fixture=fx["name"]):
+                if "supplied" in fx:
+                    # A supplied schema is the tool layer's parameters= option, served verbatim;
+                    # the lead tests it there. Here: the golden is the supplied schema.
+                    with open(os.path.join(CORPUS, fx["name"] + ".json")) as f:
+                        self.assertEqual(json.load(f), fx["supplied"])
+                    continue
+                target = CORPUS_TARGETS[fx["name"]]
+                with open(os.path.join(CORPUS, fx["name"] + ".json")) as f:
+                    golden = f.read()
+                self.assertEqual(dumps(at.schema_of(target, strict=fx["strict"])), golden)
+
+    @unittest.skipIf(sys.version_info < (3, 11), "typing.NotRequired needs Python 3.11")
+    def test_read_file_strict_with_not_required(self) -> None:
+        from typing import NotRequired  # type: ignore[attr-defined,unused-ignore]
+
+        td = make_typeddict(
+            "ReadFile",
+            {
+                "path": Annotated[str, "Absolute path to read"],
+                "max_bytes": NotRequired[Annotated[int, "Stop after this many bytes"]],
+            },
+        )
+        with open(os.path.join(CORPUS, "read_file_strict.json")) as f:
+            self.assertEqual(dumps(at.schema_of(td, strict=True)), f.read())
+        with open(os.path.join(CORPUS, "read_file.json")) as f:
+            self.assertEqual(dumps(at.schema_of(td)), f.read())
+
+    def test_map_under_strict_is_refused_naming_the_field(self) -> None:
+        def f(labels: dict[str, str]) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'^parameter "labels": .*strict'):
+            at.schema_of(f, strict=True)
+
+    def test_unknown_type_is_refused_naming_the_parameter(self) -> None:
+        def f(x: Opaque) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'^parameter "x": cannot express type .*Opaque'):
+            at.schema_of(f)
+
+    def test_array_without_items_is_refused_under_strict(self) -> None:
+        def f(xs: list) -> None:  # type: ignore[type-arg]
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'^parameter "xs": .*bare list.*list\[\.\.\.\]'):
+            at.schema_of(f, strict=True)
+        self.assertEqual(at.schema_of(f)["properties"]["xs"], {"type": "array", "items": {}})
+
+
+# ----- types -----------------------------------------------------------------------------------
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+
+class Mixed(enum.Enum):
+    A = "a"
+    ONE = 1
+
+
+class Point(NamedTuple):
+    x: int
+    y: int = 0
+
+
+@dataclasses.dataclass
+class Node:
+    """A tree node."""
+
+    value: int
+    children: list[Node] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Tree:
+    root: Optional[Node] = None
+
+
+@dataclasses.dataclass
+class When:
+    when: datetime.datetime
+
+
+@dataclasses.dataclass
+class Holder:
+    inner: BadInner
+
+
+@dataclasses.dataclass
+class BadInner:
+    when: dict[int, str]
+
+
+class TestTypes(unittest.TestCase):
+    """Each supported type's schema."""
+
+    def prop(self, tp: Any, strict: bool = False) -> Any:
+        return at.schema_of(tp, strict=strict)
+
+    def test_scalars(self) -> None:
+        self.assertEqual(self.prop(bool), {"type": "boolean"})
+        self.assertEqual(self.prop(int), {"type": "integer"})
+        self.assertEqual(self.prop(float), {"type": "number"})
+        self.assertEqual(self.prop(str), {"type": "string"})
+        self.assertEqual(self.prop(bytes), {"type": "string"})
+        self.assertEqual(self.prop(type(None)), {"type": "null"})
+        self.assertEqual(self.prop(Any), {})
+
+    def test_formats_and_string_shaped_types(self) -> None:
+        self.assertEqual(self.prop(datetime.datetime), {"type": "string", "format": "date-time"})
+        self.assertEqual(self.prop(datetime.date), {"type": "string", "format": "date"})
+        self.assertEqual(self.prop(datetime.time), {"type": "string", "format": "time"})
+        self.assertEqual(self.prop(uuid.UUID), {"type": "string", "format": "uuid"})
+        self.assertEqual(self.prop(pathlib.Path), {"type": "string"})
+        dec = self.prop(decimal.Decimal)
+        self.assertEqual(dec["type"], "string")
+        self.assertRegex("-12.50", dec["pattern"])
+        self.assertNotRegex("1e5x", dec["pattern"])
+
+    def test_containers(self) -> None:
+        self.assertEqual(self.prop(list[int]), {"type": "array", "items": {"type": "integer"}})
+        self.assertEqual(
+            self.prop(tuple[int, ...]), {"type": "array", "items": {"type": "integer"}}
+        )
+        self.assertEqual(
+            self.prop(set[str]), {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+        )
+        self.assertEqual(
+            self.prop(frozenset[int]),
+            {"type": "array", "items": {"type": "integer"}, "uniqueItems": True},
+        )
+        self.assertEqual(
+            self.prop(tuple[int, str]),
+            {
+                "type": "array",
+                "items": False,
+                "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                "minItems": 2,
+                "maxItems": 2,
+            },
+        )
+        self.assertEqual(
+            self.prop(dict[str, float]),
+            {"type": "object", "additionalProperties": {"type": "number"}},
+        )
+
+    def test_unions_literals_enums(self) -> None:
+        self.assertEqual(self.prop(Optional[int]), {"type": ["integer", "null"]})
+        self.assertEqual(self.prop(Union[int, str]), {"type": ["integer", "string"]})
+        self.assertEqual(
+            self.prop(Union[Point, int]),
+            {"anyOf": [self.prop(Point), {"type": "integer"}]},
+        )
+        self.assertEqual(
+            self.prop(Optional[Point]), {"anyOf": [self.prop(Point), {"type": "null"}]}
+        )
+        self.assertEqual(self.prop(Literal["a", "b"]), {"type": "string", "enum": ["a", "b"]})
+        self.assertEqual(
+            self.prop(Literal[1, "a", None]),
+            {"type": ["integer", "string", "null"], "enum": [1, "a", None]},
+        )
+        self.assertEqual(self.prop(Color), {"type": "integer", "enum": [1, 2]})
+        self.assertEqual(self.prop(Mixed), {"type": ["string", "integer"], "enum": ["a", 1]})
+        self.assertEqual(
+            self.prop(Optional[Level]),
+            {"type": ["string", "null"], "enum": ["low", "high", None]},
+        )
+
+    def test_null_is_written_last_in_unions(self) -> None:
+        self.assertEqual(self.prop(Union[None, int, str]), {"type": ["integer", "string", "null"]})
+        self.assertEqual(
+            self.prop(Union[None, Point, int]),
+            {"anyOf": [self.prop(Point), {"type": "integer"}, {"type": "null"}]},
+        )
+        self.assertIsNone(at.decode(Union[None, int, str], None))
+
+    def test_datetime_subclasses_keep_their_class(self) -> None:
+        class Stamp(datetime.datetime):
+            pass
+
+        self.assertEqual(self.prop(Stamp), {"type": "string", "format": "date-time"})
+        self.assertIs(type(at.decode(Stamp, "2024-01-02T03:04:05")), Stamp)
+
+    @unittest.skipIf(sys.version_info < (3, 10), "X | Y needs Python 3.10")
+    def test_pipe_union(self) -> None:
+        self.assertEqual(self.prop(eval("int | None")), {"type": ["integer", "null"]})
+
+    def test_newtype_subclasses_and_abstract_containers(self) -> None:
+        import collections.abc as abc
+        import typing
+
+        user_id = typing.NewType("user_id", int)
+        self.assertEqual(self.prop(user_id), {"type": "integer"})
+
+        class Name(str):
+            pass
+
+        self.assertEqual(self.prop(Name), {"type": "string"})
+        self.assertIs(type(at.decode(Name, "x")), Name)
+        self.assertEqual(at.decode(bytearray, "aGk="), bytearray(b"hi"))
+        self.assertEqual(at.decode(abc.Sequence[int], [1, 2]), [1, 2])
+        self.assertEqual(self.prop(abc.Mapping[str, int]), self.prop(dict[str, int]))
+
+    def test_values_that_are_not_json_are_refused(self) -> None:
+        import typing
+
+        class Odd(enum.Enum):
+            A = (1, 2)
+
+        with self.assertRaisesRegex(TypeError, r"member A has value \(1, 2\)"):
+            self.prop(Odd)
+        with self.assertRaisesRegex(TypeError, r"Literal value b'x'"):
+            self.prop(Literal[b"x"])
+        with self.assertRaisesRegex(TypeError, r"type variable"):
+            self.prop(list[typing.TypeVar("T")])  # type: ignore[misc]
+
+    def test_namedtuple_is_an_object_of_named_fields(self) -> None:
+        self.assertEqual(
+            self.prop(Point),
+            {
+                "type": "object",
+                "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+                "required": ["x"],
+            },
+        )
+
+    def test_typeddict_totality(self) -> None:
+        class Opt(TypedDict, total=False):
+            a: int
+            b: str
+
+        s = self.prop(Opt)
+        self.assertEqual(s["required"], [])
+        self.assertEqual(self.prop(Opt, strict=True)["required"], ["a", "b"])
+        self.assertEqual(self.prop(Opt, strict=True)["properties"]["a"], {"type": "integer"})
+
+    @unittest.skipIf(sys.version_info < (3, 11), "Required/NotRequired are in typing from 3.11")
+    def test_typeddict_required_and_not_required(self) -> None:
+        from typing import NotRequired, Required  # type: ignore[attr-defined,unused-ignore]
+
+        td = make_typeddict("TD", {"a": Required[int], "b": NotRequired[str]}, total=True)
+        self.assertEqual(self.prop(td)["required"], ["a"])
+        td2 = make_typeddict("TD2", {"a": Required[int], "b": str}, total=False)
+        self.assertEqual(self.prop(td2)["required"], ["a"])
+
+    def test_typing_extensions_markers_are_recognised_by_name(self) -> None:
+        try:
+            import typing_extensions as te
+        except ImportError:
+            self.skipTest("typing_extensions is not installed")
+        make: Any = te.TypedDict
+        td = make("TD", {"a": int, "b": te.NotRequired[str]})
+        self.assertEqual(self.prop(td)["required"], ["a"])
+
+    def test_recursive_type_goes_through_defs(self) -> None:
+        s = self.prop(Tree)
+        self.assertEqual(s["properties"]["root"], {"$ref": "#/$defs/Node"})
+        node = s["$defs"]["Node"]
+        self.assertEqual(node["description"], "A tree node.")
+        self.assertEqual(node["properties"]["children"]["items"], {"$ref": "#/$defs/Node"})
+        self.assertEqual(list(s), ["type", "properties", "required", "$defs"])
+
+    def test_recursive_root_is_inlined_and_refers_to_itself(self) -> None:
+        s = self.prop(Node)
+        self.assertNotIn("$defs", s)
+        self.assertNotIn("description", s)  # the root's description is the tool's
+        self.assertEqual(s["properties"]["children"]["items"], {"$ref": "#"})
+
+    def test_recursive_under_strict_is_nullable_by_anyof(self) -> None:
+        s = self.prop(Tree, strict=True)
+        self.assertEqual(
+            s["properties"]["root"],
+            {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]},
+        )
+        self.assertIs(s["$defs"]["Node"]["additionalProperties"], False)
+
+    def test_non_recursive_nested_types_are_inlined(self) -> None:
+        def f(a: Item, b: Item) -> None:
+            pass
+
+        s = at.schema_of(f)
+        self.assertNotIn("$defs", s)
+        self.assertEqual(s["properties"]["a"], s["properties"]["b"])
+
+    def test_a_none_default_makes_the_type_optional(self) -> None:
+        def f(x: int = None) -> None:  # type: ignore[assignment]
+            pass
+
+        self.assertEqual(
+            at.schema_of(f, strict=True)["properties"]["x"], {"type": ["integer", "null"]}
+        )
+        self.assertEqual(at.decode(f, {"x": None}, strict=True), {"x": None})
+
+    def test_optional_without_default_is_required_and_nullable(self) -> None:
+        def f(x: Optional[int], y: Optional[int] = None) -> None:
+            pass
+
+        s = at.schema_of(f)
+        self.assertEqual(s["properties"]["x"], {"type": ["integer", "null"]})
+        self.assertEqual(s["properties"]["y"], {"type": "integer"})
+        self.assertEqual(s["required"], ["x"])
+
+    def test_unexpressible_types_name_their_path(self) -> None:
+        def f(opts: Holder) -> None:
+            pass
+
+        with self.assertRaisesRegex(
+            TypeError,
+            r'^parameter "opts": field "inner.when": cannot express type dict\[int, str\]',
+        ):
+            at.schema_of(f)
+
+        def g(cb: Callable[[int], str]) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'^parameter "cb": cannot express type'):
+            at.schema_of(g)
+
+        def h(xs: list[dict[str, Any]]) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'^parameter "xs": field "\[\]": .*strict'):
+            at.schema_of(h, strict=True)
+
+    def test_bad_signatures_are_refused(self) -> None:
+        def star(*xs: int) -> None:
+            pass
+
+        def untyped(x) -> None:  # type: ignore[no-untyped-def]
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'parameter "\*xs"'):
+            at.schema_of(star)
+        with self.assertRaisesRegex(TypeError, r'parameter "x": no type annotation'):
+            at.schema_of(untyped)
+
+    def test_pipe_in_a_string_annotation_on_39_names_the_parameter(self) -> None:
+        def f(x):  # type: ignore[no-untyped-def]
+            pass
+
+        f.__annotations__ = {"x": "int | None"}
+        if sys.version_info < (3, 10):
+            with self.assertRaisesRegex(TypeError, r'^parameter "x": .*Python 3.10.*Optional'):
+                at.schema_of(f)
+        else:
+            self.assertEqual(at.schema_of(f)["properties"]["x"], {"type": ["integer", "null"]})
+
+    def test_a_bad_return_annotation_does_not_matter(self) -> None:
+        def f(a: int) -> NoSuchType:  # type: ignore[name-defined]  # noqa: F821
+            pass
+
+        self.assertEqual(at.schema_of(f)["required"], ["a"])
+
+        def g(a: int, b: NoSuchType) -> None:  # type: ignore[name-defined]  # noqa: F821
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'^parameter "b": cannot evaluate'):
+            at.schema_of(g)
+
+    def test_wrapped_functions_and_callable_objects(self) -> None:
+        def inner(a: int, b: Optional[str] = None) -> None:
+            pass
+
+        @functools.wraps(inner)
+        def outer(*args: Any, **kwargs: Any) -> None:
+            pass
+
+        self.assertEqual(at.schema_of(outer), at.schema_of(inner))
+
+        class Callable_:
+            def __call__(self, x: list[int]) -> None:
+                pass
+
+        self.assertEqual(list(at.schema_of(Callable_())["properties"]), ["x"])
+
+    def test_unresolvable_annotation_names_the_field(self) -> None:
+        @dataclasses.dataclass
+        class D:
+            a: int
+            b: NoSuchType  # type: ignore[name-defined]  # noqa: F821
+
+        with self.assertRaisesRegex(TypeError, r'field "b": cannot evaluate'):
+            at.schema_of(D)
+
+
+class TestDescriptions(unittest.TestCase):
+    def test_google_numpy_sphinx_and_annotated_precedence(self) -> None:
+        def google(a: int, b: Annotated[str, "from Annotated"], c: int = 1) -> None:
+            """Summary line
+            continues here.
+
+            More prose.
+
+            Args:
+                a (int): The a.
+                b: Loses to Annotated.
+                c: The c,
+                    on two lines.
+
+            Returns:
+                Nothing.
+            """
+
+        def numpy(a: int, c: int) -> None:
+            """Do it.
+
+            Parameters
+            ----------
+            a : int
+                The a.
+            c
+                The c.
+
+            Returns
+            -------
+            None
+            """
+
+        def sphinx(a: int, c: int) -> None:
+            """Do it.
+
+            :param a: The a.
+            :param int c: The c,
+                continued.
+            :returns: nothing
+            """
+
+        g = at.schema_of(google)["properties"]
+        self.assertEqual(g["a"]["description"], "The a.")
+        self.assertEqual(g["b"]["description"], "from Annotated")
+        self.assertEqual(g["c"]["description"], "The c, on two lines.")
+        n = at.schema_of(numpy)["properties"]
+        self.assertEqual((n["a"]["description"], n["c"]["description"]), ("The a.", "The c."))
+        s = at.schema_of(sphinx)["properties"]
+        self.assertEqual(
+            (s["a"]["description"], s["c"]["description"]), ("The a.", "The c, continued.")
+        )
+        self.assertEqual(at._doc_summary(google), "Summary line continues here.")
+
+    def test_docstring_opening_with_args_has_no_summary_but_keeps_params(self) -> None:
+        def f(a: int) -> None:
+            """Args:
+            a: The a.
+            """
+
+        self.assertEqual(at._doc_summary(f), "")
+        self.assertEqual(at.schema_of(f)["properties"]["a"]["description"], "The a.")
+
+    def test_unparseable_docstrings_are_never_an_error(self) -> None:
+        for doc in ("Args:", "Parameters\n----------\n", ":param", "Args:\n  :::\n  (", "\x00"):
+
+            def f(a: int) -> None:
+                pass
+
+            f.__doc__ = doc
+            with self.subTest(doc=doc):
+                self.assertEqual(at.schema_of(f)["properties"]["a"]["type"], "integer")
+                at._doc_summary(f)
+
+    def test_meta_constraints_and_member_order(self) -> None:
+        meta = at.Meta(
+            description="n",
+            minimum=0,
+            maximum=10,
+            exclusive_minimum=-1,
+            exclusive_maximum=11,
+            multiple_of=2,
+            examples=[2, 4],
+        )
+        s = at.schema_of(Annotated[int, meta])
+        self.assertEqual(
+            list(s),
+            [
+                "type",
+                "description",
+                "minimum",
+                "exclusiveMinimum",
+                "maximum",
+                "exclusiveMaximum",
+                "multipleOf",
+                "examples",
+            ],
+        )
+        t = at.schema_of(
+            Annotated[str, at.Meta(min_length=1, max_length=5, pattern="^a", format="email")]
+        )
+        self.assertEqual(
+            t,
+            {"type": "string", "format": "email", "minLength": 1, "maxLength": 5, "pattern": "^a"},
+        )
+        items = at.schema_of(Annotated[list[int], at.Meta(min_items=1, max_items=3)])
+        self.assertEqual(list(items), ["type", "items", "minItems", "maxItems"])
+
+    def test_a_bad_pattern_is_refused_at_registration(self) -> None:
+        def f(a: Annotated[str, at.Meta(pattern="(")]) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'parameter "a": Meta\(pattern'):
+            at.schema_of(f)
+
+    def test_a_field_description_beats_its_class_summary(self) -> None:
+        def f(tree: Node, other: Annotated[Node, "annotated"]) -> None:
+            """Walk.
+
+            Args:
+                tree: The tree to walk.
+                other: Loses to Annotated.
+            """
+
+        s = at.schema_of(f)
+        self.assertEqual(
+            s["properties"]["tree"], {"description": "The tree to walk.", "$ref": "#/$defs/Node"}
+        )
+        self.assertEqual(s["properties"]["other"]["description"], "annotated")
+        self.assertEqual(s["$defs"]["Node"]["description"], "A tree node.")
+
+    def test_class_docstring_attributes_describe_fields(self) -> None:
+        @dataclasses.dataclass
+        class Opts:
+            """Options.
+
+            Attributes:
+                depth: How deep.
+            """
+
+            depth: int
+
+        self.assertEqual(at.schema_of(Opts)["properties"]["depth"]["description"], "How deep.")
+
+
+class TestStrict(unittest.TestCase):
+    def test_every_object_closed_and_fully_required(self) -> None:
+        def f(a: list[Item], p: Point, d: Embedded) -> None:
+            pass
+
+        s = at.schema_of(f, strict=True)
+        self.assertIs(s["additionalProperties"], False)
+        self.assertIs(s["properties"]["a"]["items"]["additionalProperties"], False)
+        self.assertEqual(s["properties"]["p"]["required"], ["x", "y"])
+        self.assertEqual(
+            s["properties"]["d"]["properties"]["extra"],
+            {"type": ["string", "null"], "description": 'Default: "".'},
+        )
+
+    def test_defaults_become_nullable_and_enum_gets_null_last(self) -> None:
+        def f(n: int = 3, level: Level = Level.LOW, a: Any = 1) -> None:
+            pass
+
+        p = at.schema_of(f, strict=True)["properties"]
+        self.assertEqual(p["n"], {"type": ["integer", "null"], "description": "Default: 3."})
+        self.assertEqual(
+            p["level"],
+            {
+                "type": ["string", "null"],
+                "description": 'Default: "low".',
+                "enum": ["low", "high", None],
+            },
+        )
+        self.assertEqual(p["a"], {})
+
+    def test_unsupported_keywords_move_into_the_description_and_are_still_enforced(self) -> None:
+        def f(
+            name: Annotated[str, at.Meta(description="Name", min_length=2, max_length=4)],
+            tags: set[str],
+        ) -> None:
+            pass
+
+        p = at.schema_of(f, strict=True)["properties"]
+        self.assertEqual(
+            p["name"],
+            {"type": "string", "description": "Name. At least 2 characters. At most 4 characters."},
+        )
+        self.assertEqual(
+            p["tags"],
+            {"type": "array", "description": "Items must be unique.", "items": {"type": "string"}},
+        )
+        with self.assertRaisesRegex(
+            at.ValidationError, r"^invalid arguments: name: expected at least 2"
+        ):
+            at.decode(f, {"name": "a", "tags": []}, strict=True)
+        with self.assertRaisesRegex(
+            at.ValidationError, r"^invalid arguments: tags: expected unique"
+        ):
+            at.decode(f, {"name": "ab", "tags": ["x", "x"]}, strict=True)
+
+    def test_examples_and_other_formats_move_into_the_description(self) -> None:
+        s = at.schema_of(Annotated[str, at.Meta(format="uri", examples=["a"])], strict=True)
+        self.assertEqual(s, {"type": "string", "description": 'Format: uri. Examples: "a".'})
+        kept = at.schema_of(Annotated[str, at.Meta(format="email", pattern="@")], strict=True)
+        self.assertEqual(kept, {"type": "string", "format": "email", "pattern": "@"})
+
+    def test_fixed_tuples_are_refused_under_strict(self) -> None:
+        def f(pair: tuple[int, int]) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'^parameter "pair": .*prefixItems'):
+            at.schema_of(f, strict=True)
+
+    def test_limits(self) -> None:
+        many = make_typeddict("Many", {f"k{i}": int for i in range(5001)})
+        with self.assertRaisesRegex(TypeError, r"5,001 properties"):
+            at.schema_of(many, strict=True)
+        self.assertEqual(len(at.schema_of(many)["properties"]), 5001)
+        with self.assertRaisesRegex(TypeError, r"1,001 enum values"):
+            at.schema_of(Literal[tuple(range(1001))], strict=True)
+        with self.assertRaisesRegex(TypeError, r"characters"):
+            at.schema_of(Literal["x" * 120_001], strict=True)
+        deep: Any = int
+        for i in range(11):
+            deep = make_typeddict(f"D{i}", {"d": deep})
+        with self.assertRaisesRegex(TypeError, r"11 levels"):
+            at.schema_of(deep, strict=True)
+        at.schema_of(deep)  # fine outside strict
+
+
+# ----- decoding --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Everything:
+    b: bool
+    i: int
+    f: float
+    s: str
+    raw: bytes
+    none: None
+    anything: Any
+    ints: list[int]
+    pair: tuple[int, str]
+    many: tuple[int, ...]
+    uniq: set[int]
+    frozen: frozenset[str]
+    labels: dict[str, int]
+    color: Color
+    lit: Literal["a", "b"]
+    when: datetime.datetime
+    day: datetime.date
+    clock: datetime.time
+    ident: uuid.UUID
+    money: decimal.Decimal
+    path: pathlib.Path
+    point: Point
+    node: Node
+    shadow: Shadowed
+    maybe: Optional[int] = None
+    tags: list[str] = dataclasses.field(default_factory=lambda: ["t"])
+
+
+class TestDecode(unittest.TestCase):
+    def test_round_trip_of_every_type(self) -> None:
+        value = {
+            "b": True,
+            "i": 2.0,
+            "f": 3,
+            "s": "x",
+            "raw": "aGk=",
+            "none": None,
+            "anything": {"k": [1]},
+            "ints": [1, 2],
+            "pair": [1, "a"],
+            "many": [1, 2, 3],
+            "uniq": [1, 2],
+            "frozen": ["a"],
+            "labels": {"a": 1},
+            "color": 2,
+            "lit": "b",
+            "when": "2024-01-02T03:04:05.1Z",
+            "day": "2024-01-02",
+            "clock": "03:04:05Z",
+            "ident": "12345678-1234-5678-1234-567812345678",
+            "money": "12.50",
+            "path": "/tmp/x",
+            "point": {"x": 1},
+            "node": {"value": 1, "children": [{"value": 2}]},
+            "shadow": {"Memo": "m", "id": "i"},
+        }
+        e = at.decode(Everything, value)
+        self.assertIsInstance(e, Everything)
+        utc = datetime.timezone.utc
+        expected = Everything(
+            b=True,
+            i=2,
+            f=3.0,
+            s="x",
+            raw=b"hi",
+            none=None,
+            anything={"k": [1]},
+            ints=[1, 2],
+            pair=(1, "a"),
+            many=(1, 2, 3),
+            uniq={1, 2},
+            frozen=frozenset({"a"}),
+            labels={"a": 1},
+            color=Color.GREEN,
+            lit="b",
+            when=datetime.datetime(2024, 1, 2, 3, 4, 5, 100000, tzinfo=utc),
+            day=datetime.date(2024, 1, 2),
+            clock=datetime.time(3, 4, 5, tzinfo=utc),
+            ident=uuid.UUID("12345678-1234-5678-1234-567812345678"),
+            money=decimal.Decimal("12.50"),
+            path=pathlib.Path("/tmp/x"),
+            point=Point(1, 0),
+            node=Node(1, [Node(2, [])]),
+            shadow={"Memo": "m", "id": "i"},
+            maybe=None,
+            tags=["t"],
+        )
+        self.assertEqual(e, expected)
+        self.assertIs(type(e.i), int)
+        self.assertIs(type(e.f), float)
+        self.assertIsInstance(e.pair, tuple)
+        self.assertIsInstance(e.frozen, frozenset)
+
+    def test_z_suffix_and_offsets_on_every_version(self) -> None:
+        utc = datetime.timezone.utc
+        for text in ("2024-01-02T03:04:05Z", "2024-01-02t03:04:05z", "2024-01-02T03:04:05+0000"):
+            with self.subTest(text=text):
+                self.assertEqual(
+                    at.decode(datetime.datetime, text),
+                    datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=utc),
+                )
+        with self.assertRaisesRegex(at.ValidationError, r"ISO 8601 date-time"):
+            at.decode(datetime.datetime, "yesterday")
+
+    def test_bad_base64_is_refused_at_its_path(self) -> None:
+        def f(blobs: list[bytes]) -> None:
+            pass
+
+        self.assertEqual(at.decode(f, {"blobs": ["aGk", "_-8="]}), {"blobs": [b"hi", b"\xff\xef"]})
+        with self.assertRaises(at.ValidationError) as cm:
+            at.decode(f, {"blobs": ["aGk=", "not base64!"]})
+        self.assertEqual(
+            str(cm.exception),
+            'invalid arguments: blobs[1]: expected base64 data, got "not base64!"',
+        )
+
+    def test_functions_decode_to_kwargs_and_defaults_are_left_to_python(self) -> None:
+        def f(a: int, when: datetime.date, b: str = "x") -> None:
+            pass
+
+        self.assertEqual(
+            at.decode(f, {"a": 1, "when": "2024-01-02"}),
+            {"a": 1, "when": datetime.date(2024, 1, 2)},
+        )
+
+    def test_strict_null_means_default_and_none_where_the_type_admits_it(self) -> None:
+        def f(n: int = 3, m: Optional[int] = 5, *, e: Embedded) -> None:
+            pass
+
+        kwargs = at.decode(
+            f, {"n": None, "m": None, "e": {"name": "a", "Tags": [], "extra": None}}, strict=True
+        )
+        self.assertEqual(kwargs, {"m": None, "e": Embedded("a", [], "")})
+        with self.assertRaisesRegex(
+            at.ValidationError, r"^invalid arguments: n: expected integer, got null"
+        ):
+            at.decode(f, {"n": None, "e": {"name": "a", "Tags": []}})
+
+    def test_default_factory_fills_absent_fields(self) -> None:
+        self.assertEqual(at.decode(Node, {"value": 1}), Node(1, []))
+        self.assertEqual(at.decode(Node, {"value": 1, "children": None}, strict=True), Node(1, []))
+
+    def test_unexpected_property_is_refused_with_its_path(self) -> None:
+        def f(e: Embedded, items: list[Point]) -> None:
+            pass
+
+        cases = [
+            (
+                {"e": {"name": "a", "Tags": []}, "items": [], "colour": 1},
+                'unexpected property "colour"',
+            ),
+            (
+                {"e": {"name": "a", "Tags": [], "zz": 1, "bogus": 2}, "items": []},
+                'e: unexpected property "bogus"',
+            ),
+            (
+                {"e": {"name": "a", "Tags": []}, "items": [{"x": 1}, {"x": 1, "z": 0}]},
+                'items[1]: unexpected property "z"',
+            ),
+        ]
+        for value, msg in cases:
+            with self.subTest(msg=msg), self.assertRaises(at.ValidationError) as cm:
+                at.decode(f, value)
+            self.assertEqual(str(cm.exception), "invalid arguments: " + msg)
+        with self.assertRaisesRegex(
+            at.ValidationError, r'^invalid arguments: unexpected property "x"'
+        ):
+            at.decode(Shadowed, {"Memo": "", "id": "", "x": 1})
+
+    def test_kwargs_receive_unknown_names_and_open_targets_accept_anything(self) -> None:
+        def f(a: int, **rest: int) -> None:
+            pass
+
+        self.assertEqual(at.decode(f, {"a": 1, "b": 2.0}), {"a": 1, "b": 2})
+        self.assertEqual(at.schema_of(f)["additionalProperties"], {"type": "integer"})
+        self.assertEqual(at.decode(dict[str, Any], {"x": [1]}), {"x": [1]})
+        self.assertEqual(at.decode(Any, {"x": 1}), {"x": 1})
+
+    def test_union_branch_selection(self) -> None:
+        @dataclasses.dataclass
+        class Cat:
+            meow: str
+
+        @dataclasses.dataclass
+        class Dog:
+            bark: str
+            loud: bool = False
+
+        u = Union[Cat, Dog, int, Literal["none"], str]
+        self.assertEqual(at.decode(u, {"bark": "woof"}), Dog("woof"))
+        self.assertEqual(at.decode(u, {"meow": "m"}), Cat("m"))
+        self.assertEqual(at.decode(u, 3), 3)
+        self.assertEqual(at.decode(u, "none"), "none")
+        self.assertEqual(at.decode(u, "other"), "other")
+        self.assertEqual(at.decode(Union[int, float], 2.5), 2.5)
+        self.assertIs(type(at.decode(Union[float, int], 2)), float)
+        self.assertEqual(at.decode(Union[bool, int], 1), 1)
+        self.assertIs(at.decode(Union[int, bool], True), True)
+        # a deeper mismatch falls through to the next fitting branch
+        self.assertEqual(at.decode(Union[list[int], list[str]], ["a"]), ["a"])
+        self.assertEqual(
+            at.decode(Union[datetime.date, str], "soon"),
+            "soon",
+        )
+        with self.assertRaisesRegex(at.ValidationError, r"expected object or object or integer"):
+            at.decode(Union[Cat, Dog, int], "x")
+
+    def test_enum_and_literal_decode_to_members(self) -> None:
+        self.assertIs(at.decode(Color, 1.0), Color.RED)
+        self.assertIs(at.decode(Mixed, 1), Mixed.ONE)
+        with self.assertRaisesRegex(at.ValidationError, r"expected one of \[1, 2\], got true"):
+            at.decode(Color, True)
+        with self.assertRaisesRegex(at.ValidationError, r'expected one of \["a", "b"\], got "c"'):
+            at.decode(Literal["a", "b"], "c")
+
+    def test_wrong_shapes_are_refused_with_paths(self) -> None:
+        def f(xs: list[Item]) -> None:
+            pass
+
+        with self.assertRaises(at.ValidationError) as cm:
+            at.decode(f, {"xs": [{"name": "a", "Tags": []}, {"name": "b", "Tags": ["x", 2]}]})
+        self.assertEqual(
+            str(cm.exception), "invalid arguments: xs[1].Tags[1]: expected string, got 2"
+        )
+        with self.assertRaisesRegex(
+            at.ValidationError, r'^invalid arguments: xs\[0\]: missing required property "Tags"'
+        ):
+            at.decode(f, {"xs": [{"name": "a"}]})
+        with self.assertRaisesRegex(at.ValidationError, r"expected a UUID"):
+            at.decode(uuid.UUID, "nope")
+        with self.assertRaisesRegex(at.ValidationError, r"expected a decimal number"):
+            at.decode(decimal.Decimal, "1.2.3")
+
+    def test_post_init_value_errors_become_validation_errors(self) -> None:
+        def f(p: Positive) -> None:
+            pass
+
+        with self.assertRaisesRegex(
+            at.ValidationError, r"^invalid arguments: p: n must be positive$"
+        ):
+            at.decode(f, {"p": {"n": 0}})
+
+
+class TestArgSpec(unittest.TestCase):
+    def test_signature_form_takes_a_dataclass_as_a_property(self) -> None:
+        def move(to: Inner) -> None:
+            pass
+
+        spec = at._arg_spec(move, strict=False)
+        self.assertEqual(list(spec.schema["properties"]), ["to"])
+        self.assertEqual(spec.decode({"to": {"deep": True}}), {"to": Inner(True)})
+
+    def test_struct_form(self) -> None:
+        def read(args: ReadFileArgs) -> None:
+            pass
+
+        spec = at._arg_spec(read, strict=True, struct=True)
+        self.assertEqual(spec.schema["required"], ["path", "max_bytes"])
+        self.assertEqual(
+            spec.decode({"path": "/a", "max_bytes": None}), {"args": ReadFileArgs("/a", 0)}
+        )
+        with self.assertRaisesRegex(
+            at.ValidationError, r'^invalid arguments: unexpected property "x"'
+        ):
+            spec.decode({"path": "/a", "max_bytes": 1, "x": 1})
+
+        def two(a: ReadFileArgs, b: int) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, "exactly one parameter"):
+            at._arg_spec(two, strict=False, struct=True)
+
+        def scalar(a: int) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'parameter "a": struct=True needs'):
+            at._arg_spec(scalar, strict=False, struct=True)
+
+    def test_struct_form_with_a_recursive_root(self) -> None:
+        def walk(node: Node) -> None:
+            pass
+
+        spec = at._arg_spec(walk, strict=False, struct=True)
+        self.assertEqual(spec.schema["properties"]["children"]["items"], {"$ref": "#"})
+        self.assertEqual(
+            spec.decode({"value": 1, "children": [{"value": 2}]}), {"node": Node(1, [Node(2)])}
+        )
+
+    def test_partials_methods_and_async_functions(self) -> None:
+        def f(a: int, b: str) -> None:
+            pass
+
+        self.assertEqual(list(at.schema_of(functools.partial(f, 1))["properties"]), ["b"])
+
+        class K:
+            def m(self, x: int) -> None:
+                pass
+
+            async def am(self, y: int) -> None:
+                pass
+
+        self.assertEqual(list(at.schema_of(K().m)["properties"]), ["x"])
+        self.assertEqual(list(at.schema_of(K().am)["properties"]), ["y"])
+
+    def test_no_args(self) -> None:
+        self.assertEqual(at._arg_spec(no_args, strict=False).decode({}), {})
+        with self.assertRaisesRegex(at.ValidationError, r'unexpected property "a"'):
+            at._arg_spec(no_args, strict=False).decode({"a": 1})
+
+
+# =============================================================================================
+# The tool contract and the executor
+# =============================================================================================
+
+
+class Bare:
+    """A tool written by hand that declares nothing optional."""
+
+    name = "bare"
+    description = "does nothing"
+    parameters: Optional[dict[str, Any]] = None
+
+    def execute(self, call: at.Call) -> at.Result:
+        return at.text("bare")
+
+
+class HandWritten(Bare):
+    """A tool written by hand that declares every optional property."""
+
+    name = "everything"
+    strict = True
+    sequential = False
+    resource = "shell:session"
+    annotations = at.Annotations(title="All", read_only=True, destructive=False)
+
+    def __init__(self) -> None:
+        self.closed = 0
+
+    def confined(self, args: dict[str, Any]) -> tuple[bool, str]:
+        return (True, "landlock+seccomp")
+
+    def replay(self, args: dict[str, Any]) -> at.Replay:
+        return at.Replay.SAFE
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+# A non-default sample for every property in at.PROPERTIES: adding a property to the contract
+# without a sample here fails test_every_property_has_a_sample, and a sample wrap does not
+# forward fails test_wrap_forwards_every_property.
+SAMPLES: dict[str, Any] = {
+    "strict": True,
+    "sequential": True,
+    "resource": "container:47",
+    "annotations": at.Annotations(idempotent=True),
+    "confined": lambda args: (True, "container:agent-sandbox"),
+    "replay": lambda args: at.Replay.KEYED,
+}
+
+
+def raw(fn: Any, name: str = "raw", **options: Any) -> at.Tool:
+    return at.new_func(name, "a raw tool", None, fn, **options)
+
+
+def finals(events: list[at.Event]) -> list[at.Event]:
+    return [e for e in events if e.final]
+
+
+class TestProperties(unittest.TestCase):
+    def test_readers_give_the_defaults_for_a_tool_that_declares_nothing(self) -> None:
+        t = Bare()
+        self.assertFalse(at.is_strict(t))
+        self.assertFalse(at.is_sequential(t))
+        self.assertEqual(at.resource_of(t), "")
+        self.assertIsNone(at.annotations_of(t))
+        self.assertEqual(at.confined_by(t, {}), (False, ""))
+        self.assertIs(at.replay_of(t, {}), at.Replay.UNKNOWN)
+        self.assertFalse(hasattr(t, "close"))
+
+    def test_readers_read_what_a_tool_declares(self) -> None:
+        t = HandWritten()
+        self.assertTrue(at.is_strict(t))
+        self.assertEqual(at.resource_of(t), "shell:session")
+        self.assertEqual(at.annotations_of(t), at.Annotations("All", True, False))
+        self.assertEqual(at.confined_by(t, {}), (True, "landlock+seccomp"))
+        self.assertIs(at.replay_of(t, {}), at.Replay.SAFE)
+
+    def test_a_sequential_tool_reads_no_resource(self) -> None:
+        t = raw(lambda c: "", sequential=True, resource="shell:session")
+        self.assertTrue(at.is_sequential(t))
+        self.assertEqual(at.resource_of(t), "")
+
+    def test_an_unknown_replay_answer_reads_unknown(self) -> None:
+        t = raw(lambda c: "", replay=lambda args: "maybe")
+        self.assertIs(at.replay_of(t, {}), at.Replay.UNKNOWN)
+        self.assertIs(at.replay_of(raw(lambda c: "", replay=at.Replay.SAFE), {}), at.Replay.SAFE)
+
+    def test_unstated_annotations_are_none_not_all_false(self) -> None:
+        self.assertIsNone(at.annotations_of(raw(lambda c: "")))
+        self.assertIsNone(at.Annotations().read_only)
+
+    def test_built_tools_read_like_hand_written_ones(self) -> None:
+        hand = HandWritten()
+        built = at.new_func(
+            "everything",
+            "does nothing",
+            None,
+            lambda c: "",
+            strict=True,
+            resource="shell:session",
+            annotations=hand.annotations,
+            confined=hand.confined,
+            replay=hand.replay,
+            closer=hand.close,
+        )
+        for reader in at.PROPERTIES.values():
+            args = (built, {}) if reader in (at.confined_by, at.replay_of) else (built,)
+            hand_args = (hand, {}) if reader in (at.confined_by, at.replay_of) else (hand,)
+            self.assertEqual(reader(*args), reader(*hand_args), reader.__name__)
+        self.assertEqual(at.definition(built), at.definition(hand))
+        built.close()  # type: ignore[attr-defined]
+        self.assertEqual(hand.closed, 1)
+
+    def test_a_tool_without_a_closer_owns_nothing(self) -> None:
+        self.assertFalse(hasattr(raw(lambda c: ""), "close"))
+
+    def test_ownership_options_never_change_the_definition(self) -> None:
+        plain = raw(lambda c: "")
+        owning = raw(
+            lambda c: "",
+            confined=lambda a: (True, "x"),
+            replay=at.Replay.SAFE,
+            closer=lambda: None,
+        )
+        self.assertEqual(at.definition_hash(plain), at.definition_hash(owning))
+
+
+class TestWrap(unittest.TestCase):
+    def test_every_property_has_a_sample(self) -> None:
+        self.assertEqual(set(SAMPLES), set(at.PROPERTIES))
+        readers = {
+            n for n in at.__all__ if n.startswith("is_") or n.endswith("_of") or n.endswith("_by")
+        }
+        readers -= {"record_of", "schema_of"}
+        self.assertEqual(readers, {r.__name__ for r in at.PROPERTIES.values()})
+
+    def test_wrap_forwards_every_property(self) -> None:
+        for prop, sample in SAMPLES.items():
+            inner = raw(lambda c: "", **{prop: sample})
+            w = at.wrap(inner, lambda call: at.text("wrapped"))
+            reader = at.PROPERTIES[prop]
+            extra = ({},) if reader in (at.confined_by, at.replay_of) else ()
+            self.assertEqual(reader(w, *extra), reader(inner, *extra), prop)
+            self.assertNotEqual(
+                reader(w, *extra), reader(raw(lambda c: ""), *extra), f"{prop} sample is a default"
+            )
+
+    def test_wrap_reports_name_description_parameters_and_definition(self) -> None:
+        inner = HandWritten()
+        w = at.wrap(inner, inner.execute)
+        self.assertEqual(at.definition(w), at.definition(inner))
+
+    def test_wrap_runs_its_own_execute_and_unwrap_returns_the_inner_tool(self) -> None:
+        inner = Bare()
+        a = at.wrap(inner, lambda call: at.text("a" + inner.execute(call).output))  # type: ignore[operator]
+        b = at.wrap(a, lambda call: at.text("b" + str(a.execute(call).output)))
+        self.assertEqual(b.execute(at.Call("1")).output, "babare")
+        self.assertIs(at.unwrap(at.unwrap(b)), inner)  # type: ignore[arg-type]
+        self.assertIsNone(at.unwrap(inner))
+
+    def test_wrap_is_a_closer_exactly_when_the_inner_tool_is(self) -> None:
+        self.assertFalse(hasattr(at.wrap(Bare(), Bare().execute), "close"))
+        inner = HandWritten()
+        w = at.wrap(inner, inner.execute)
+        at.ToolSet([w]).close()
+        self.assertEqual(inner.closed, 1)
+
+    def test_wrap_refuses_a_missing_tool(self) -> None:
+        with self.assertRaises(TypeError):
+            at.wrap(None, lambda c: at.text(""))  # type: ignore[arg-type]
+
+
+class TestDefinitions(unittest.TestCase):
+    def test_no_arguments_are_served_as_an_empty_object_schema(self) -> None:
+        d = at.definition(Bare())
+        self.assertEqual(
+            d,
+            {
+                "type": "function",
+                "name": "bare",
+                "description": "does nothing",
+                "parameters": {"type": "object", "properties": {}, "required": []},
+                "strict": False,
+            },
+        )
+        self.assertEqual(list(d), ["type", "name", "description", "parameters", "strict"])
+
+    def test_strict_is_always_stated_and_hashed_only_when_true(self) -> None:
+        self.assertIs(at.definition(raw(lambda c: "", strict=True))["strict"], True)
+        self.assertIs(at.definition(raw(lambda c: ""))["strict"], False)
+        self.assertIn(
+            '"strict":true', at._jcs(at._canonical_definition(raw(lambda c: "", strict=True)))
+        )
+        self.assertNotIn("strict", at._jcs(at._canonical_definition(raw(lambda c: ""))))
+
+    def test_definition_hashes_match_every_vector(self) -> None:
+        path = os.path.join(CORPUS, "definition_hashes.jsonl")
+        if not os.path.exists(path):
+            self.skipTest("../shared/conformance is not beside the repository")
+        with open(path, encoding="utf-8") as f:
+            vectors = [json.loads(line) for line in f if line.strip()]
+        self.assertGreaterEqual(len(vectors), 4)
+        for v in vectors:
+            with open(os.path.join(CORPUS, v["fixture"] + ".json"), encoding="utf-8") as f:
+                params = json.load(f)
+            t = at.new_func(v["name"], v["description"], params, lambda c: "", strict=v["strict"])
+            self.assertEqual(at.definition_hash(t), v["hash"], v["fixture"])
+
+    def test_canonical_numbers_follow_ecmascript(self) -> None:
+        t = at.new_func(
+            "n", "", {"type": "number", "enum": [1.0, 1e-7, 1e21, 0.00001, -0.5]}, print
+        )
+        digest = at.definition_hash(t)
+        self.assertTrue(digest.startswith("sha256:"))
+        self.assertIn('"enum":[1,1e-7,1e+21,0.00001,-0.5]', at._jcs(at.definition(t)))
+        self.assertEqual(at._ecmascript_number(-2.5e-300), "-2.5e-300")
+        self.assertEqual(at._ecmascript_number(123456789012345680000.0), "123456789012345680000")
+        self.assertEqual(at._ecmascript_number(0.1 + 0.2), "0.30000000000000004")
+
+    def test_toolset_lookup_validate_and_definitions(self) -> None:
+        a, b = raw(lambda c: "", name="a"), raw(lambda c: "", name="b")
+        s = at.ToolSet([a, b])
+        self.assertIs(s.lookup("b"), b)
+        self.assertIsNone(s.lookup("c"))
+        s.validate()
+        self.assertEqual([d["name"] for d in s.definitions()], ["a", "b"])
+        with self.assertRaisesRegex(ValueError, 'tool "a": duplicate name'):
+            at.ToolSet([a, a]).validate()
+        nameless = Bare()
+        nameless.name = ""
+        with self.assertRaisesRegex(ValueError, r"tool\[0\]: empty name"):
+            at.ToolSet([nameless]).validate()
+
+    def test_toolset_close_closes_in_order_and_reports_every_failure(self) -> None:
+        order: list[str] = []
+
+        def failing(name: str) -> Any:
+            def close() -> None:
+                order.append(name)
+                raise OSError("boom")
+
+            return close
+
+        s = at.ToolSet(
+            [
+                raw(lambda c: "", name="one", closer=failing("one")),
+                Bare(),
+                raw(lambda c: "", name="two", closer=lambda: order.append("two")),
+                raw(lambda c: "", name="three", closer=failing("three")),
+            ]
+        )
+        with self.assertRaises(at.CloseError) as caught:
+            s.close()
+        self.assertEqual(order, ["one", "two", "three"])
+        self.assertEqual(
+            str(caught.exception),
+            'agenttool: close "one": boom\nagenttool: close "three": boom',
+        )
+
+
+class Paint(enum.Enum):
+    RED = "red"
+
+
+@dataclasses.dataclass
+class XY:
+    x: int
+    y: int
+
+
+class TestResults(unittest.TestCase):
+    def test_return_values_become_what_the_model_sees(self) -> None:
+        when = datetime.datetime(2024, 1, 2, 3, 4, 5)
+        cases: list[tuple[Any, Any]] = [
+            ("hi", "hi"),
+            (None, ""),
+            (at.text("as is"), "as is"),
+            ({"doubled": 4}, '{"doubled":4}'),
+            (XY(1, 2), '{"x":1,"y":2}'),
+            (Paint.RED, '"red"'),
+            ({"when": when}, '{"when":"2024-01-02T03:04:05"}'),
+            ({"d": datetime.date(2024, 1, 2)}, '{"d":"2024-01-02"}'),
+            (uuid.UUID(int=1), '"00000000-0000-0000-0000-000000000001"'),
+            (decimal.Decimal("1.10"), '"1.10"'),
+            ({3, 1, 2}, "[1,2,3]"),
+            (b"\x00\x01", '"AAE="'),
+            ([1, "é"], '[1,"é"]'),
+        ]
+        for value, expected in cases:
+            self.assertEqual(at.output(value).output, expected, repr(value))
+
+    def test_parts_pass_as_parts(self) -> None:
+        img = at.image(b"\x89PNG", "image/png")
+        self.assertEqual(img["image_url"], "data:image/png;base64,iVBORw==")
+        self.assertEqual(at.output(img).output, [img])
+        both = [{"type": "text", "text": "a"}, img]
+        self.assertEqual(at.output(both).output, both)
+        self.assertEqual(at.parts(*both).output, both)
+        f = at.file(b"hi", filename="a.txt")
+        self.assertEqual(f, {"type": "input_file", "filename": "a.txt", "file_data": "aGk="})
+        with self.assertRaises(ValueError):
+            at.file()
+
+    def test_a_value_json_cannot_hold_is_an_error_not_a_repr(self) -> None:
+        with self.assertRaisesRegex(TypeError, "cannot encode object as JSON"):
+            at.output(object())
+
+    def test_error_messages(self) -> None:
+        self.assertEqual(at.error_result(ValueError("x")).output, "Error: x")
+        self.assertEqual(at.error_result(KeyError("x")).output, "Error: KeyError: 'x'")
+        self.assertEqual(at.error_result(RuntimeError()).output, "Error: RuntimeError")
+        crash = at.ToolCrash("panics", SystemExit("oh no"))
+        self.assertEqual(
+            at.error_result(crash).output, 'Error: tool "panics" crashed: SystemExit: oh no'
+        )
+
+
+class TestCallContext(unittest.TestCase):
+    def test_context_readers_are_no_ops_outside_a_call(self) -> None:
+        self.assertIsNone(at.current_call())
+        at.progress("ignored")
+        at.write_record(Rec("c1"))
+        self.assertFalse(at.cancelled())
+        self.assertFalse(at.cancel_event().is_set())
+        self.assertIs(at.elicit(at.Elicitation("sure?")).action, at.Action.CANCEL)
+
+    def test_a_tool_reaches_its_call(self) -> None:
+        seen: list[Optional[at.Call]] = []
+        t = raw(lambda c: seen.append(at.current_call()) or "")
+        call = at.Call("call_1", "{}")
+        at.Executor().results([at.Job(t, call)])
+        t.execute(call)
+        self.assertEqual(seen, [call, call])
+
+    def test_progress_outside_an_executor_goes_to_the_calls_on_update(self) -> None:
+        updates: list[at.Result] = []
+        t = raw(lambda c: at.progress("half", progress=1, total=2) or "done")
+        t.execute(at.Call("1", "", on_update=updates.append))
+        self.assertEqual(updates, [at.Result("half", at.ProgressInfo(1, 2, None))])
+
+    def test_progress_arrives_as_non_final_events_in_order_and_chains_to_on_update(self) -> None:
+        def two(c: at.Call) -> str:
+            at.progress("1")
+            at.progress(at.text("2"))
+            return "done"
+
+        chained: list[Any] = []
+        call = at.Call("c", on_update=lambda r: chained.append(r.output))
+        events = list(at.Executor().execute([at.Job(raw(two), call)]))
+        self.assertEqual(
+            [(e.final, e.result.output) for e in events if e.result],
+            [(False, "1"), (False, "2"), (True, "done")],
+        )
+        self.assertEqual(chained, ["1", "2"])
+
+    def test_progress_after_the_final_result_is_dropped(self) -> None:
+        late: list[Any] = []
+
+        def leaves_a_thread(c: at.Call) -> str:
+            ctx = __import__("contextvars").copy_context()
+            release = threading.Event()
+            thread = threading.Thread(target=lambda: (release.wait(), ctx.run(at.progress, "late")))
+            thread.start()
+            late.append((thread, release))
+            return "done"
+
+        events = []
+        for e in at.Executor().execute([at.Job(raw(leaves_a_thread), at.Call("c"))]):
+            events.append(e)
+            thread, release = late[0]
+            release.set()
+            thread.join()
+        self.assertEqual([e.final for e in events], [True])
+
+    def test_records(self) -> None:
+        self.assertIsNone(at.record_of(None))
+        self.assertIsNone(at.record_of(at.ProgressInfo(1)))
+        self.assertIsNone(at.record_of({"plain": 1}))
+        self.assertEqual(
+            at.record_of(Rec("c1")), at.Record("shell:container", '{"container":"c1"}')
+        )
+        with self.assertRaisesRegex(ValueError, "agenttool: record Empty: empty namespace"):
+            at.record_of(Empty())
+        with self.assertRaisesRegex(ValueError, "agenttool: record Bad: cannot encode"):
+            at.record_of(Bad())
+
+    def test_write_record_reaches_the_recorder_while_the_tool_runs(self) -> None:
+        seen: list[tuple[str, at.Record]] = []
+        finished = threading.Event()
+
+        def recorder(r: at.Record) -> None:
+            call = at.current_call()
+            self.assertFalse(finished.is_set())
+            seen.append((call.id if call else "", r))
+
+        def records(c: at.Call) -> str:
+            at.write_record(Rec("c9"))
+            at.write_record({"not": "recordable"})
+            finished.set()
+            return ""
+
+        at.Executor(recorder=recorder).results([at.Job(raw(records), at.Call("call_1"))])
+        self.assertEqual(seen, [("call_1", at.Record("shell:container", '{"container":"c9"}'))])
+
+    def test_a_recorders_error_reaches_the_tool(self) -> None:
+        def recorder(r: at.Record) -> None:
+            raise OSError("disk full")
+
+        t = raw(lambda c: at.write_record(Rec("x")))
+        _, errors = at.Executor(recorder=recorder).results([at.Job(t, at.Call("1"))])
+        self.assertEqual(str(errors[0]), "disk full")
+
+    def test_elicit_asks_the_hosts_elicitor(self) -> None:
+        asked: list[str] = []
+
+        def elicitor(q: at.Elicitation) -> at.Answer:
+            asked.append(q.message)
+            return at.Answer(at.Action.ACCEPT, {"ok": True})
+
+        t = raw(lambda c: json.dumps(at.elicit(at.Elicitation("proceed?")).content))
+        results, _ = at.Executor(elicitor=elicitor).results([at.Job(t, at.Call("1"))])
+        self.assertEqual((asked, results[0].output), (["proceed?"], '{"ok": true}'))  # type: ignore[union-attr]
+        results, _ = at.Executor().results([at.Job(t, at.Call("1"))])
+        self.assertEqual(results[0].output, "null")  # type: ignore[union-attr]
+
+
+@dataclasses.dataclass
+class Rec:
+    container: str
+    record_ns = "shell:container"
+
+
+class Empty:
+    record_ns = ""
+
+
+class Bad:
+    record_ns = "a:b"
+
+
+class Tracker:
+    """Counts tools running at once, and the order they started in."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active = 0
+        self.peak = 0
+        self.started: list[str] = []
+
+    def tool(self, name: str = "t", wait: Any = None, **options: Any) -> at.Tool:
+        def run(call: at.Call) -> str:
+            with self.lock:
+                self.active += 1
+                self.peak = max(self.peak, self.active)
+                self.started.append(call.id)
+            try:
+                if wait is not None:
+                    wait(call)
+                return call.id
+            finally:
+                with self.lock:
+                    self.active -= 1
+
+        return at.new_func(name, "", None, run, **options)
+
+
+class TestExecutor(unittest.TestCase):
+    def test_calls_run_in_parallel(self) -> None:
+        barrier = threading.Barrier(3, timeout=10)
+        t = raw(lambda c: str(barrier.wait()))
+        results, errors = at.Executor().results([at.Job(t, at.Call(str(i))) for i in range(3)])
+        self.assertEqual(errors, [None, None, None])
+        self.assertEqual(sorted(r.output for r in results), ["0", "1", "2"])  # type: ignore[union-attr]
+
+    def test_peak_concurrency_stays_within_the_bound(self) -> None:
+        for bound in (2, 3):
+            tracker = Tracker()
+            barrier = threading.Barrier(bound, timeout=10)
+            t = tracker.tool(wait=lambda c, b=barrier: b.wait())
+            jobs = [at.Job(t, at.Call(str(i))) for i in range(bound * 3)]
+            _, errors = at.Executor(max_parallel=bound).results(jobs)
+            self.assertEqual(errors, [None] * len(jobs))
+            self.assertEqual(tracker.peak, bound)
+
+    def test_the_default_bound_is_eight(self) -> None:
+        self.assertEqual(at.Executor().max_parallel, 8)
+        self.assertEqual(at.Executor(max_parallel=0).max_parallel, 8)
+        tracker = Tracker()
+        barrier = threading.Barrier(8, timeout=10)
+        jobs = [
+            at.Job(tracker.tool(wait=lambda c: barrier.wait()), at.Call(str(i))) for i in range(16)
+        ]
+        at.Executor().results(jobs)
+        self.assertEqual(tracker.peak, 8)
+
+    def test_a_serial_batch_runs_one_at_a_time_in_model_order(self) -> None:
+        for executor, seq in (
+            (at.Executor(sequential=True), False),
+            (at.Executor(max_parallel=1), False),
+            (at.Executor(), True),
+        ):
+            tracker = Tracker()
+            plain = tracker.tool("plain", resource="shell:a")
+            jobs = [at.Job(plain, at.Call(str(i))) for i in range(5)]
+            jobs.insert(2, at.Job(tracker.tool("seq", sequential=seq), at.Call("s")))
+            events = finals(list(executor.execute(jobs)))
+            self.assertEqual(tracker.peak, 1)
+            self.assertEqual(tracker.started, ["0", "1", "s", "2", "3", "4"])
+            self.assertEqual([e.index for e in events], list(range(6)))
+            self.assertEqual(executor.chains(jobs), [list(range(6))])
+
+    def test_calls_naming_one_resource_run_in_model_order_beside_the_others(self) -> None:
+        reads = threading.Barrier(3, timeout=10)
+        tracker = Tracker()
+        read = at.new_func("read", "", None, lambda c: reads.wait() and c.id or c.id)
+        shell = tracker.tool("cd", resource="shell:session")
+        restart = tracker.tool("restart", resource="shell:session")
+        jobs = [
+            at.Job(read, at.Call("r1")),
+            at.Job(shell, at.Call("cd_a")),
+            at.Job(read, at.Call("r2")),
+            at.Job(restart, at.Call("cd_b")),
+            at.Job(read, at.Call("r3")),
+        ]
+        executor = at.Executor()
+        self.assertEqual(executor.chains(jobs), [[0], [1, 3], [2], [4]])
+        _, errors = executor.results(jobs)
+        self.assertEqual(errors, [None] * 5)
+        self.assertEqual(tracker.started, ["cd_a", "cd_b"])
+        self.assertEqual(tracker.peak, 1)
+
+    def test_chains_grouping(self) -> None:
+        shell = raw(lambda c: "", resource="shell")
+        other = raw(lambda c: "", resource="other")
+        plain = raw(lambda c: "")
+        seq = raw(lambda c: "", sequential=True, resource="shell")
+        ex = at.Executor()
+        self.assertEqual(ex.chains([]), [])
+        self.assertEqual(ex.chains([at.Job(plain, at.Call(""))] * 3), [[0], [1], [2]])
+        self.assertEqual(
+            ex.chains([at.Job(t, at.Call("")) for t in (shell, plain, shell)]), [[0, 2], [1]]
+        )
+        self.assertEqual(
+            ex.chains([at.Job(t, at.Call("")) for t in (shell, shell, other)]), [[0, 1], [2]]
+        )
+        self.assertEqual(
+            at.Executor(sequential=True).chains(
+                [at.Job(t, at.Call("")) for t in (shell, plain, shell)]
+            ),
+            [[0, 1, 2]],
+        )
+        self.assertEqual(ex.chains([at.Job(t, at.Call("")) for t in (seq, shell)]), [[0, 1]])
+        self.assertEqual(
+            ex.chains([at.Job(None, at.Call("")), at.Job(None, at.Call(""))]), [[0], [1]]
+        )
+
+    def test_the_next_call_of_a_chain_starts_after_the_consumer_took_the_final_event(self) -> None:
+        tracker = Tracker()
+        t = tracker.tool(resource="r")
+        jobs = [at.Job(t, at.Call(str(i))) for i in range(4)]
+        for event in at.Executor().execute(jobs):
+            # While the consumer holds job i's final event, job i+1 has not started.
+            self.assertEqual(tracker.started, [str(i) for i in range(event.index + 1)])
+
+    def test_the_consumer_can_cancel_between_calls_of_a_chain(self) -> None:
+        tracker = Tracker()
+        t = tracker.tool(resource="r")
+        cancel = threading.Event()
+        jobs = [at.Job(t, at.Call(str(i))) for i in range(3)]
+        outcome = {}
+        for event in at.Executor().execute(jobs, cancel=cancel):
+            outcome[event.index] = event.error
+            cancel.set()
+        self.assertEqual(tracker.started, ["0"])
+        self.assertIsNone(outcome[0])
+        self.assertIsInstance(outcome[1], at.Cancelled)
+        self.assertEqual(str(outcome[2]), 'call "2" was cancelled before it started')
+
+    def test_on_start_runs_before_the_tool_and_may_refuse_it(self) -> None:
+        tracker = Tracker()
+        t = tracker.tool()
+        seen: list[tuple[str, Optional[str], bool]] = []
+
+        def on_start(job: at.Job) -> None:
+            call = at.current_call()
+            seen.append(
+                (
+                    job.call.id,
+                    call.id if call else None,
+                    threading.current_thread() is threading.main_thread(),
+                )
+            )
+            if job.call.id == "refused":
+                raise PermissionError("policy says no")
+
+        results, errors = at.Executor(on_start=on_start).results(
+            [at.Job(t, at.Call("ok")), at.Job(t, at.Call("refused"))]
+        )
+        self.assertEqual(tracker.started, ["ok"])
+        self.assertEqual(sorted(seen), [("ok", "ok", False), ("refused", "refused", False)])
+        self.assertEqual(str(errors[1]), "policy says no")
+        self.assertIsNone(results[1])
+
+    def test_setting_cancel_stops_running_tools_and_completes_unstarted_jobs(self) -> None:
+        running = threading.Event()
+        saw_cancel: list[bool] = []
+
+        def long(c: at.Call) -> str:
+            running.set()
+            saw_cancel.append(at.cancel_event().wait(10) and at.cancelled())
+            return "stopped early"
+
+        cancel = threading.Event()
+        threading.Thread(target=lambda: running.wait(10) and cancel.set()).start()
+        jobs = [at.Job(raw(long), at.Call(f"c{i}")) for i in range(4)]
+        events = list(at.Executor(max_parallel=1).execute(jobs, cancel=cancel))
+        self.assertEqual(saw_cancel, [True])
+        self.assertEqual(sorted(e.index for e in events if e.final), [0, 1, 2, 3])
+        self.assertEqual(events[0].result.output, "stopped early")  # type: ignore[union-attr]
+        for e in events[1:]:
+            self.assertIsInstance(e.error, at.Cancelled)
+
+    def test_closing_the_generator_cancels_and_waits_for_running_tools(self) -> None:
+        returned = threading.Event()
+        running = threading.Barrier(3, timeout=10)
+
+        def long(c: at.Call) -> str:
+            if c.id == "fast":
+                running.wait()
+                return "fast"
+            running.wait()
+            at.cancel_event().wait(10)
+            returned.set()
+            return "slow"
+
+        jobs = [at.Job(raw(long), at.Call(i)) for i in ("fast", "slow1", "slow2")]
+        gen = at.Executor().execute(jobs)
+        first = next(gen)
+        self.assertEqual(first.index, 0)
+        gen.close()
+        self.assertTrue(returned.is_set())
+        self.assertEqual(list(gen), [])
+
+    def test_a_crash_completes_its_job_and_never_the_executor(self) -> None:
+        def crashes(c: at.Call) -> str:
+            if c.id == "exit":
+                raise SystemExit("oh no")
+            if c.id == "interrupt":
+                raise KeyboardInterrupt
+            if c.id == "error":
+                raise ValueError("bad value")
+            return "fine"
+
+        t = raw(crashes, name="panics")
+        ids = ["ok1", "exit", "ok2", "interrupt", "error"]
+        results, errors = at.Executor().results([at.Job(t, at.Call(i)) for i in ids])
+        self.assertEqual(
+            [r.output if r else None for r in results], ["fine", None, "fine", None, None]
+        )
+        self.assertEqual(str(errors[1]), 'tool "panics" crashed: SystemExit: oh no')
+        self.assertEqual(str(errors[3]), 'tool "panics" crashed: KeyboardInterrupt')
+        self.assertIsInstance(errors[1].__cause__, SystemExit)  # type: ignore[union-attr]
+        self.assertIsNotNone(errors[1].__traceback__)  # type: ignore[union-attr]
+        self.assertEqual(at.error_result(errors[4]).output, "Error: bad value")  # type: ignore[arg-type]
+        self.assertNotIn("Traceback", at.error_result(errors[1]).output)  # type: ignore[arg-type]
+
+    def test_a_missing_tool_completes_with_a_clear_error(self) -> None:
+        _, errors = at.Executor().results([at.Job(None, at.Call("call_7"))])
+        self.assertEqual(str(errors[0]), 'no tool for call "call_7"')
+
+    def test_results_are_in_job_order(self) -> None:
+        gate = threading.Event()
+
+        def slow_first(c: at.Call) -> str:
+            if c.id == "slow":
+                gate.wait(10)
+            else:
+                gate.set()
+            return c.id
+
+        events = list(
+            at.Executor().execute([at.Job(raw(slow_first), at.Call(i)) for i in ("slow", "fast")])
+        )
+        self.assertEqual([e.index for e in events], [1, 0])
+        results, _ = at.Executor().results(
+            [at.Job(raw(slow_first), at.Call(i)) for i in ("slow", "fast")]
+        )
+        self.assertEqual([r.output for r in results], ["slow", "fast"])  # type: ignore[union-attr]
+        self.assertEqual(at.Executor().results([]), ([], []))
+
+    def test_a_soak_of_5000_jobs_gives_one_final_event_each_and_leaks_no_thread(self) -> None:
+        before = threading.active_count()
+        rng = random.Random(7)
+        plan = [rng.choice(["ok", "fail", "crash", "progress"]) for _ in range(5000)]
+
+        def flaky(c: at.Call) -> str:
+            kind = plan[int(c.id)]
+            if kind == "fail":
+                raise RuntimeError(c.id)
+            if kind == "crash":
+                raise SystemExit(c.id)
+            if kind == "progress":
+                at.progress("p")
+            return c.id
+
+        tools = [raw(flaky), raw(flaky, resource="r1"), raw(flaky, resource="r2")]
+        jobs = [at.Job(tools[i % 3], at.Call(str(i))) for i in range(5000)]
+        seen = [0] * 5000
+        for event in at.Executor().execute(jobs):
+            if event.final:
+                seen[event.index] += 1
+                kind = plan[event.index]
+                self.assertEqual(event.error is None, kind in ("ok", "progress"))
+        self.assertEqual(seen, [1] * 5000)
+        self.assertEqual(threading.active_count(), before)
+
+
+@at.tool(name="read_file")
+def read_file_tool(path: str, max_bytes: int = 0) -> str:
+    """Read a file from disk.
+
+    Args:
+        path: Absolute path to read
+        max_bytes: Stop after this many bytes
+    """
+    return f"{path}:{max_bytes}"
+
+
+@dataclasses.dataclass
+class Move:
+    to: XY
+    speed: float = 1.0
+
+
+class TestBuildingTools(unittest.TestCase):
+    def test_the_decorated_function_is_still_the_plain_function(self) -> None:
+        self.assertEqual(read_file_tool("/etc/hosts", 5), "/etc/hosts:5")
+        self.assertEqual(read_file_tool.__name__, "read_file_tool")
+        self.assertEqual(read_file_tool.name, "read_file")
+        self.assertEqual(read_file_tool.description, "Read a file from disk.")
+
+    def test_the_definition_follows_the_corpus(self) -> None:
+        path = os.path.join(CORPUS, "read_file.json")
+        if not os.path.exists(path):
+            self.skipTest("../shared/conformance is not beside the repository")
+        with open(path, encoding="utf-8") as f:
+            self.assertEqual(read_file_tool.parameters, json.load(f))
+
+    def test_options_with_the_decorator(self) -> None:
+        @at.tool(name="shout", description="Shout it.", strict=True, resource="voice")
+        def loud(text: str, times: int = 1) -> str:
+            return text.upper() * times
+
+        self.assertEqual((loud.name, loud.description), ("shout", "Shout it."))
+        self.assertTrue(at.is_strict(loud))
+        self.assertEqual(at.resource_of(loud), "voice")
+        self.assertEqual(loud.parameters["required"], ["text", "times"])  # type: ignore[index]
+        self.assertEqual(loud.execute(at.Call("1", '{"text": "a", "times": null}')).output, "A")
+        with self.assertRaises(at.ValidationError) as caught:
+            loud.execute(at.Call("1", '{"text": "a", "times": 2, "bogus": 1}'))
+        self.assertEqual(str(caught.exception), 'invalid arguments: unexpected property "bogus"')
+
+    def test_arguments_are_validated_and_decoded_before_the_function_runs(self) -> None:
+        ran: list[Any] = []
+
+        @at.tool
+        def when(day: datetime.date, color: Paint, tags: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+            ran.append((day, color, tags))
+            return "ok"
+
+        self.assertEqual(
+            when.execute(
+                at.Call("1", '{"day": "2024-01-02", "color": "red", "tags": ["a"]}')
+            ).output,
+            "ok",
+        )
+        self.assertEqual(ran, [(datetime.date(2024, 1, 2), Paint.RED, {"a"})])
+        for args, message in [
+            ('{"day": "2024-01-02"}', 'invalid arguments: missing required property "color"'),
+            ('{"day": 3, "color": "red"}', "invalid arguments: day: expected string, got 3"),
+            (
+                '{"day": "2024-01-02", "color": "blue"}',
+                'invalid arguments: color: expected one of ["red"], got "blue"',
+            ),
+            (
+                '{"day": "2024-01-02", "color": "red", "colour": 1}',
+                'invalid arguments: unexpected property "colour"',
+            ),
+            ("[1]", "invalid arguments: expected a JSON object"),
+            ('"text"', "invalid arguments: expected a JSON object"),
+        ]:
+            with self.assertRaises(at.ValidationError) as caught:
+                when.execute(at.Call("1", args))
+            self.assertEqual(str(caught.exception), message)
+        self.assertEqual(len(ran), 1)
+        with self.assertRaises(at.ValidationError) as caught:
+            when.execute(at.Call("1", "{not json"))
+        self.assertTrue(str(caught.exception).startswith("invalid arguments: not valid JSON: "))
+
+    def test_empty_arguments_mean_an_empty_object(self) -> None:
+        @at.tool
+        def ping() -> str:
+            return "pong"
+
+        for args in ("", b"", None, {}, "  "):
+            self.assertEqual(ping.execute(at.Call("1", args)).output, "pong")
+        with self.assertRaises(at.ValidationError) as caught:
+            read_file_tool.execute(at.Call("1", ""))
+        self.assertEqual(
+            str(caught.exception), 'invalid arguments: missing required property "path"'
+        )
+
+    def test_invalid_arguments_reach_the_model_as_an_error_and_never_the_function(self) -> None:
+        results, errors = at.Executor().results(
+            [at.Job(read_file_tool, at.Call("1", '{"path": 1}'))]
+        )
+        self.assertIsNone(results[0])
+        self.assertEqual(
+            at.error_result(errors[0]).output,
+            "Error: invalid arguments: path: expected string, got 1",
+        )  # type: ignore[arg-type]
+
+    def test_a_single_dataclass_parameter_is_a_property_unless_struct_is_asked(self) -> None:
+        def move(to: XY) -> str:
+            return f"{to.x},{to.y}"
+
+        t = at.new("move", "", move)
+        self.assertEqual(list(t.parameters["properties"]), ["to"])  # type: ignore[index]
+        self.assertEqual(t.execute(at.Call("1", '{"to": {"x": 1, "y": 2}}')).output, "1,2")
+
+        def go(m: Move) -> str:
+            return f"{m.to.x},{m.to.y} at {m.speed}"
+
+        s = at.new("go", "", go, struct=True)
+        self.assertEqual(list(s.parameters["properties"]), ["to", "speed"])  # type: ignore[index]
+        self.assertEqual(s.execute(at.Call("1", '{"to": {"x": 3, "y": 4}}')).output, "3,4 at 1.0")
+
+    def test_a_supplied_schema_is_served_verbatim_and_not_validated(self) -> None:
+        custom = {"type": "object", "properties": {"x": {"type": "string"}}}
+        t = at.new("custom", "", lambda **kw: kw, parameters=custom)
+        self.assertIs(t.parameters, custom)
+        self.assertEqual(t.execute(at.Call("1", '{"x": 1}')).output, '{"x":1}')
+        checked = at.new("custom", "", lambda **kw: kw, parameters=custom, validate=True)
+        with self.assertRaises(at.ValidationError):
+            checked.execute(at.Call("1", '{"x": 1}'))
+
+    def test_a_type_that_cannot_be_expressed_fails_at_registration_naming_the_parameter(
+        self,
+    ) -> None:
+        def bad(opts: dict[int, str]) -> None: ...
+
+        with self.assertRaisesRegex(TypeError, "opts"):
+            at.tool(bad)
+
+    def test_validate_false_skips_the_schema_check_but_still_decodes(self) -> None:
+        def double(n: int) -> int:
+            return n * 2
+
+        t = at.new("double", "", double, validate=False)
+        self.assertIsNotNone(t.parameters)
+        self.assertEqual(t.execute(at.Call("1", '{"n": 2}')).output, "4")
+        with self.assertRaises(at.ValidationError):
+            t.execute(at.Call("1", '{"n": 2, "m": 3}'))
+
+    def test_an_async_function_is_a_tool(self) -> None:
+        @at.tool
+        async def fetch(url: str) -> dict[str, str]:
+            await asyncio.sleep(0)
+            return {"url": url}
+
+        self.assertEqual(fetch.execute(at.Call("1", '{"url": "x"}')).output, '{"url":"x"}')
+
+
+class TestAsyncTools(unittest.TestCase):
+    def test_async_tools_share_one_loop_across_calls(self) -> None:
+        loops: list[Any] = []
+
+        async def where(c: at.Call) -> str:
+            await asyncio.sleep(0)
+            loops.append(asyncio.get_running_loop())
+            return f"{c.id} on loop"
+
+        t = raw(where)
+        results, _ = at.Executor().results([at.Job(t, at.Call(str(i))) for i in range(3)])
+        at.Executor().results([at.Job(t, at.Call("again"))])
+        self.assertEqual(len({id(loop) for loop in loops}), 1)
+        self.assertEqual(results[0].output, "0 on loop")  # type: ignore[union-attr]
+
+    def test_cancelling_an_async_call_cancels_its_task(self) -> None:
+        started = threading.Event()
+        cancelled_task = threading.Event()
+
+        async def forever(c: at.Call) -> str:
+            started.set()
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                cancelled_task.set()
+                raise
+            return "never"
+
+        cancel = threading.Event()
+        threading.Thread(target=lambda: started.wait(10) and cancel.set()).start()
+        _, errors = at.Executor().results([at.Job(raw(forever), at.Call("c1"))], cancel=cancel)
+        self.assertTrue(cancelled_task.is_set())
+        self.assertIsInstance(errors[0], at.Cancelled)
+
+
+# =============================================================================================
+# Provider formats: definitions out, calls in, output items back
+# =============================================================================================
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode("ascii")  # 16 bytes
+PNG_URL = "data:image/png;base64," + PNG
+PDF = base64.b64encode(b"%PDF-1.4 tiny").decode("ascii")  # 13 bytes
+
+WEATHER: dict[str, Any] = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Current weather for a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name"},
+            "units": {"type": "string", "enum": ["c", "f"]},
+        },
+        "required": ["city"],
+    },
+}
+STRICT_TOOL: dict[str, Any] = {
+    "type": "function",
+    "name": "search",
+    "description": "Search the notes.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "limit": {"type": ["integer", "null"]},
+            "tags": {
+                "type": "array",
+                "items": {"$ref": "#/$defs/tag"},
+            },
+        },
+        "required": ["query", "limit", "tags"],
+        "additionalProperties": False,
+        "$defs": {"tag": {"type": "string", "pattern": "^[a-z]+$"}},
+    },
+    "strict": True,
+}
+NO_ARGS: dict[str, Any] = {"type": "function", "name": "now", "description": "", "parameters": None}
+FORMATS = ("responses", "chat", "anthropic", "gemini")
+
+
+def text_part(s: str) -> dict[str, Any]:
+    return {"type": "text", "text": s}
+
+
+def image_part(url: str = PNG_URL) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": url, "detail": "auto"}
+
+
+def pdf_part() -> dict[str, Any]:
+    return {"type": "input_file", "filename": "report.pdf", "file_data": PDF}
+
+
+def run_calls(
+    items: Any, tools: dict[str, Callable[[Any], Any]], format: str | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """What ToolSet.run does, with plain functions: read, run in order, answer."""
+    fmt, calls = at._read_calls(items, format)
+    outcomes: list[Any] = []
+    for c in calls:
+        try:
+            args = json.loads(c.arguments or "{}") if isinstance(c.arguments, str) else c.arguments
+            outcomes.append(tools[c.name](args))
+        except Exception as exc:
+            outcomes.append(exc)
+    return fmt, at._output_items(fmt, calls, outcomes)
+
+
+def add(args: dict[str, Any]) -> Any:
+    return at.Result(str(args["a"] + args["b"]))
+
+
+TOOLS: dict[str, Callable[[Any], Any]] = {"add": add}
+
+
+# ---------------------------------------------------------------------------------------------
+# Definitions
+# ---------------------------------------------------------------------------------------------
+
+
+class DefinitionTest(unittest.TestCase):
+    def test_responses_is_the_canonical_form_copied(self) -> None:
+        for defn in (WEATHER, STRICT_TOOL, NO_ARGS):
+            out = at._provider_definition(defn, "responses")
+            self.assertEqual(out, defn)
+        out = at._provider_definition(STRICT_TOOL, "responses")
+        out["parameters"]["properties"]["query"]["type"] = "integer"
+        self.assertEqual(STRICT_TOOL["parameters"]["properties"]["query"]["type"], "string")
+
+    def test_chat_nests_under_function(self) -> None:
+        self.assertEqual(
+            at._provider_definition(WEATHER, "chat"),
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": "Current weather for a city.",
+                    "parameters": WEATHER["parameters"],
+                },
+            },
+        )
+        strict = at._provider_definition(STRICT_TOOL, "chat")
+        self.assertIs(strict["function"]["strict"], True)
+        self.assertEqual(strict["function"]["parameters"], STRICT_TOOL["parameters"])
+        self.assertNotIn("strict", at._provider_definition({**WEATHER, "strict": False}, "chat"))
+
+    def test_anthropic_uses_input_schema_and_carries_strict(self) -> None:
+        self.assertEqual(
+            at._provider_definition(WEATHER, "anthropic"),
+            {
+                "name": "get_weather",
+                "description": "Current weather for a city.",
+                "input_schema": WEATHER["parameters"],
+            },
+        )
+        strict = at._provider_definition(STRICT_TOOL, "anthropic")
+        self.assertIs(strict["strict"], True)
+        self.assertEqual(strict["input_schema"], STRICT_TOOL["parameters"])
+
+    def test_anthropic_root_must_be_an_object(self) -> None:
+        untyped = {**WEATHER, "parameters": {"properties": {"x": {}}}}
+        out = at._provider_definition(untyped, "anthropic")
+        self.assertEqual(out["input_schema"], {"type": "object", "properties": {"x": {}}})
+        with self.assertRaisesRegex(ValueError, 'tool "get_weather": anthropic needs an object'):
+            at._provider_definition({**WEATHER, "parameters": {"type": "array"}}, "anthropic")
+
+    def test_gemini_is_a_function_declaration_with_json_schema(self) -> None:
+        self.assertEqual(
+            at._provider_definition(STRICT_TOOL, "gemini"),
+            {
+                "name": "search",
+                "description": "Search the notes.",
+                "parametersJsonSchema": STRICT_TOOL["parameters"],
+            },
+        )
+
+    def test_no_parameters_is_the_empty_object_schema(self) -> None:
+        empty = {"type": "object", "properties": {}, "required": []}
+        self.assertEqual(
+            at._provider_definition(NO_ARGS, "chat"),
+            {"type": "function", "function": {"name": "now", "parameters": empty}},
+        )
+        self.assertEqual(
+            at._provider_definition(NO_ARGS, "anthropic"), {"name": "now", "input_schema": empty}
+        )
+        self.assertEqual(
+            at._provider_definition(NO_ARGS, "gemini"),
+            {"name": "now", "parametersJsonSchema": empty},
+        )
+
+    def test_outputs_do_not_share_the_schema(self) -> None:
+        for fmt in FORMATS:
+            dumped = json.dumps(at._provider_definition(STRICT_TOOL, fmt))
+            self.assertIn('"pattern": "^[a-z]+$"', dumped)
+        out = at._provider_definition(STRICT_TOOL, "gemini")
+        out["parametersJsonSchema"]["required"].append("x")
+        self.assertEqual(STRICT_TOOL["parameters"]["required"], ["query", "limit", "tags"])
+
+    def test_names_checked_against_each_provider(self) -> None:
+        for fmt in FORMATS:
+            at._provider_definition({**WEATHER, "name": "a" * 64}, fmt)
+            for bad in ("get weather", "a" * 65, "héllo", "a/b"):
+                with self.assertRaises(ValueError) as cm:
+                    at._provider_definition({**WEATHER, "name": bad}, fmt)
+                msg = str(cm.exception)
+                self.assertIn(f'tool "{bad}"', msg)
+                self.assertIn(f"{fmt}'s rule", msg)
+        # Gemini: a letter or underscore first; dots and colons allowed.
+        with self.assertRaisesRegex(ValueError, r'tool "1st".*a letter or "_" first'):
+            at._provider_definition({**WEATHER, "name": "1st"}, "gemini")
+        at._provider_definition({**WEATHER, "name": "1st"}, "anthropic")
+        self.assertEqual(
+            at._provider_definition({**WEATHER, "name": "ns.tool:v2"}, "gemini")["name"],
+            "ns.tool:v2",
+        )
+        with self.assertRaisesRegex(ValueError, r"letters, digits, \"_\" and \"-\", 1 to 64"):
+            at._provider_definition({**WEATHER, "name": "ns.tool"}, "chat")
+
+    def test_bad_definitions(self) -> None:
+        with self.assertRaisesRegex(
+            ValueError,
+            'unknown format "openai": expected one of "responses", "chat", "anthropic", "gemini"',
+        ):
+            at._provider_definition(WEATHER, "openai")
+        with self.assertRaisesRegex(ValueError, "missing the tool's name"):
+            at._provider_definition({"type": "function"}, "chat")
+        with self.assertRaisesRegex(ValueError, 'expected a definition of type "function"'):
+            at._provider_definition({**WEATHER, "type": "web_search"}, "chat")
+        with self.assertRaisesRegex(ValueError, "parameters must be a JSON Schema object"):
+            at._provider_definition({**WEATHER, "parameters": True}, "gemini")
+
+
+# ---------------------------------------------------------------------------------------------
+# Calls in (dicts)
+# ---------------------------------------------------------------------------------------------
+
+
+class ReadCallsTest(unittest.TestCase):
+    def check(self, items: Any, fmt: str, expected: list[tuple[str, str, Any]]) -> None:
+        got_fmt, calls = at._read_calls(items, None)
+        self.assertEqual(got_fmt, fmt)
+        self.assertEqual([(c.call_id, c.name, c.arguments) for c in calls], expected)
+        # The same with the format given.
+        self.assertEqual(at._read_calls(items, fmt)[1], calls)
+
+    def test_responses_items(self) -> None:
+        output = [
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_a",
+                "name": "add",
+                "arguments": '{"a": 1, "b": 2}',
+                "status": "completed",
+            },
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "and"}],
+            },
+            {"type": "function_call", "call_id": "call_b", "name": "add", "arguments": "{oops"},
+        ]
+        expected = [("call_a", "add", '{"a": 1, "b": 2}'), ("call_b", "add", "{oops")]
+        self.check(output, "responses", expected)
+        self.check({"object": "response", "id": "resp_1", "output": output}, "responses", expected)
+        self.check(output[1], "responses", expected[:1])
+        fmt, calls = at._read_calls(iter(output), None)
+        self.assertEqual([(c.call_id, c.name, c.arguments) for c in calls], expected)
+
+    def test_chat_shapes(self) -> None:
+        tool_calls = [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "add", "arguments": '{"a":1,"b":2}'},
+            },
+            {"id": "call_2", "type": "custom", "custom": {"name": "grammar", "input": "x"}},
+            {"id": "call_3", "type": "function", "function": {"name": "add", "arguments": ""}},
+        ]
+        message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+        completion = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
+        }
+        expected = [("call_1", "add", '{"a":1,"b":2}'), ("call_3", "add", "")]
+        for items in (tool_calls, message, [message], completion, completion["choices"][0]):
+            self.check(items, "chat", expected)
+        self.check({"role": "assistant", "content": "done", "tool_calls": None}, "chat", [])
+
+    def test_anthropic_shapes(self) -> None:
+        content = [
+            {"type": "thinking", "thinking": "...", "signature": "s"},
+            {"type": "text", "text": "Let me add."},
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 1, "b": 2}},
+            {"type": "tool_use", "id": "toolu_2", "name": "add", "input": {}},
+        ]
+        message = {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "content": content,
+            "stop_reason": "tool_use",
+        }
+        expected = [("toolu_1", "add", {"a": 1, "b": 2}), ("toolu_2", "add", {})]
+        for items in (message, content, content[2:]):
+            self.check(items, "anthropic", expected)
+        self.check({**message, "content": content[:2], "stop_reason": "end_turn"}, "anthropic", [])
+
+    def test_gemini_shapes(self) -> None:
+        parts = [
+            {"text": "Adding."},
+            {"functionCall": {"id": "fc-9", "name": "add", "args": {"a": 1, "b": 2}}},
+            {"functionCall": {"name": "add", "args": {"a": 3, "b": 4}}, "thoughtSignature": "x"},
+            {"function_call": {"name": "now"}},  # snake_case, as model_dump() writes it
+        ]
+        content = {"role": "model", "parts": parts}
+        response = {"candidates": [{"content": content, "finishReason": "STOP"}]}
+        expected = [
+            ("fc-9", "add", {"a": 1, "b": 2}),
+            ("call_1", "add", {"a": 3, "b": 4}),
+            ("call_2", "now", {}),
+        ]
+        for items in (response, content, parts, [content]):
+            self.check(items, "gemini", expected)
+        bare = [{"name": "add", "args": {"a": 1, "b": 2}}]
+        self.check(bare, "gemini", [("call_0", "add", {"a": 1, "b": 2})])
+
+    def test_gemini_minted_ids_are_stable_unique_and_never_sent_back(self) -> None:
+        parts = [
+            {"functionCall": {"name": "add", "args": {"a": 1, "b": 1}}},
+            {"functionCall": {"id": "call_0", "name": "add", "args": {"a": 2, "b": 2}}},
+        ]
+        fmt, calls = at._read_calls(parts, None)
+        self.assertEqual([c.call_id for c in calls], ["call_0_1", "call_0"])
+        self.assertEqual([c.minted for c in calls], [True, False])
+        self.assertEqual(at._read_calls(parts, None)[1], calls)
+        items = at._output_items(fmt, calls, [at.Result("2"), at.Result("4")])
+        self.assertEqual(
+            items,
+            [
+                {"functionResponse": {"name": "add", "response": {"output": "2"}}},
+                {"functionResponse": {"id": "call_0", "name": "add", "response": {"output": "4"}}},
+            ],
+        )
+
+    def test_no_calls(self) -> None:
+        self.assertEqual(at._read_calls([], None), ("responses", []))
+        self.assertEqual(at._read_calls([], "gemini"), ("gemini", []))
+        self.assertEqual(at._read_calls({"candidates": []}, None), ("gemini", []))
+        self.assertEqual(
+            at._read_calls([{"type": "message", "role": "assistant", "content": []}], None),
+            ("responses", []),
+        )
+
+    def test_mixed_formats_are_refused(self) -> None:
+        items = [
+            {"type": "function_call", "call_id": "c1", "name": "add", "arguments": "{}"},
+            {"type": "tool_use", "id": "t1", "name": "add", "input": {}},
+        ]
+        with self.assertRaisesRegex(
+            ValueError, r"items mix provider formats \(responses at item 0; anthropic at item 1\)"
+        ):
+            at._read_calls(items, None)
+
+    def test_a_format_that_disagrees_is_refused(self) -> None:
+        items = [{"type": "tool_use", "id": "t1", "name": "add", "input": {}}]
+        with self.assertRaisesRegex(
+            ValueError, 'format "chat" was given but item 0 is in the anthropic format'
+        ):
+            at._read_calls(items, "chat")
+        with self.assertRaisesRegex(ValueError, 'unknown format "claude"'):
+            at._read_calls(items, "claude")
+
+    def test_shapes_nobody_uses_are_refused(self) -> None:
+        with self.assertRaisesRegex(ValueError, r"item 1: expected a provider's item .*got str"):
+            at._read_calls([{"type": "message"}, "add(1, 2)"], None)
+        with self.assertRaisesRegex(
+            ValueError, "item 0: not a function call of any provider.*got arguments, name"
+        ):
+            at._read_calls([{"name": "add", "arguments": "{}"}], None)
+        with self.assertRaisesRegex(ValueError, "items: expected a provider's item"):
+            at._read_calls(None, None)  # type: ignore[arg-type]
+
+    def test_calls_without_ids_or_names_are_refused(self) -> None:
+        cases: list[tuple[Any, str]] = [
+            (
+                [{"type": "function_call", "name": "add", "arguments": "{}"}],
+                "item 0: function_call without call_id",
+            ),
+            ([{"type": "tool_use", "id": "t", "input": {}}], "item 0: tool_use block without name"),
+            (
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"type": "function", "function": {"name": "x"}}],
+                },
+                r"items.tool_calls\[0\]: tool call without id",
+            ),
+            ([{"functionCall": {"args": {}}}], "item 0: functionCall without name"),
+        ]
+        for items, msg in cases:
+            with self.assertRaisesRegex(ValueError, msg):
+                at._read_calls(items, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output items back
+# ---------------------------------------------------------------------------------------------
+
+
+def calls_for(fmt: str, n: int = 1) -> list[Any]:
+    return [at._ProviderCall(f"id{i}", "add", "{}") for i in range(n)]
+
+
+class OutputItemsTest(unittest.TestCase):
+    def test_text(self) -> None:
+        out = at.Result("3")
+        self.assertEqual(
+            [at._output_items(fmt, calls_for(fmt), [out])[0] for fmt in FORMATS],
+            [
+                {"type": "function_call_output", "call_id": "id0", "output": "3"},
+                {"role": "tool", "tool_call_id": "id0", "content": "3"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "id0",
+                    "content": [{"type": "text", "text": "3"}],
+                },
+                {"functionResponse": {"id": "id0", "name": "add", "response": {"output": "3"}}},
+            ],
+        )
+
+    def test_empty_output(self) -> None:
+        out = at.Result("")
+        self.assertEqual(
+            [at._output_items(fmt, calls_for(fmt), [out])[0] for fmt in FORMATS],
+            [
+                {"type": "function_call_output", "call_id": "id0", "output": ""},
+                {"role": "tool", "tool_call_id": "id0", "content": ""},
+                {"type": "tool_result", "tool_use_id": "id0"},
+                {"functionResponse": {"id": "id0", "name": "add", "response": {"output": ""}}},
+            ],
+        )
+
+    def test_errors_read_error_once(self) -> None:
+        for exc, msg in (
+            (ValueError("city not found"), "city not found"),
+            (KeyError("x"), "KeyError: 'x'"),
+        ):
+            items = [at._output_items(fmt, calls_for(fmt), [exc])[0] for fmt in FORMATS]
+            self.assertEqual(at.error_message(exc), msg)
+            self.assertEqual(
+                items,
+                [
+                    {"type": "function_call_output", "call_id": "id0", "output": "Error: " + msg},
+                    {"role": "tool", "tool_call_id": "id0", "content": "Error: " + msg},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "id0",
+                        "content": [{"type": "text", "text": msg}],
+                        "is_error": True,
+                    },
+                    {"functionResponse": {"id": "id0", "name": "add", "response": {"error": msg}}},
+                ],
+            )
+
+    def test_parts_responses(self) -> None:
+        out = at.Result(
+            [text_part("see"), image_part(), pdf_part(), {"type": "input_text", "text": "x"}]
+        )
+        (item,) = at._output_items("responses", calls_for("responses"), [out])
+        self.assertEqual(
+            item["output"],
+            [
+                {"type": "input_text", "text": "see"},
+                image_part(),
+                pdf_part(),
+                {"type": "input_text", "text": "x"},
+            ],
+        )
+
+    def test_parts_chat_say_what_was_dropped(self) -> None:
+        out = at.Result(
+            [
+                text_part("see"),
+                image_part(),
+                pdf_part(),
+                image_part("https://example.com/cat.jpg"),
+                {"type": "input_file", "filename": "notes.txt", "file_url": "https://e.com/n.txt"},
+            ]
+        )
+        (item,) = at._output_items("chat", calls_for("chat"), [out])
+        self.assertEqual(
+            item["content"],
+            "see\n[image omitted: image/png, 16 bytes]\n"
+            "[file omitted: report.pdf, application/pdf, 13 bytes]\n"
+            "[image omitted: https://example.com/cat.jpg]\n"
+            "[file omitted: notes.txt, text/plain, https://e.com/n.txt]",
+        )
+
+    def test_parts_anthropic(self) -> None:
+        notes = base64.b64encode("héllo".encode()).decode()
+        out = at.Result(
+            [
+                text_part("see"),
+                text_part(""),
+                image_part(),
+                image_part("https://example.com/cat.jpg"),
+                image_part("data:image/bmp;base64,AAAA"),
+                pdf_part(),
+                {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+                {
+                    "type": "input_file",
+                    "filename": "n.txt",
+                    "file_data": "data:text/plain;base64," + notes,
+                },
+                {"type": "input_file", "filename": "a.zip", "file_data": "AAAA"},
+            ]
+        )
+        (item,) = at._output_items("anthropic", calls_for("anthropic"), [out])
+        self.assertEqual(
+            item["content"],
+            [
+                {"type": "text", "text": "see"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+                },
+                {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
+                {"type": "text", "text": "[image omitted: image/bmp, 3 bytes]"},
+                {
+                    "type": "document",
+                    "title": "report.pdf",
+                    "source": {"type": "base64", "media_type": "application/pdf", "data": PDF},
+                },
+                {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}},
+                {
+                    "type": "document",
+                    "title": "n.txt",
+                    "source": {"type": "text", "media_type": "text/plain", "data": "héllo"},
+                },
+                {"type": "text", "text": "[file omitted: a.zip, application/zip, 3 bytes]"},
+            ],
+        )
+        self.assertNotIn("is_error", item)
+
+    def test_parts_gemini(self) -> None:
+        out = at.Result(
+            [text_part("see"), image_part(), pdf_part(), image_part("https://example.com/cat.jpg")]
+        )
+        (item,) = at._output_items("gemini", calls_for("gemini"), [out])
+        self.assertEqual(
+            item,
+            {
+                "functionResponse": {
+                    "id": "id0",
+                    "name": "add",
+                    "response": {"output": "see\n[image omitted: https://example.com/cat.jpg]"},
+                    "parts": [
+                        {"inlineData": {"mimeType": "image/png", "data": PNG}},
+                        {
+                            "inlineData": {
+                                "mimeType": "application/pdf",
+                                "data": PDF,
+                                "displayName": "report.pdf",
+                            }
+                        },
+                    ],
+                }
+            },
+        )
+
+    def test_bad_outcomes(self) -> None:
+        with self.assertRaisesRegex(ValueError, "2 calls but 1 outcomes"):
+            at._output_items("chat", calls_for("chat", 2), [at.Result("x")])
+        with self.assertRaisesRegex(TypeError, 'outcome for call "id0": expected a Result'):
+            at._output_items("chat", calls_for("chat"), ["x"])  # type: ignore[list-item]
+        with self.assertRaisesRegex(ValueError, "unknown format"):
+            at._output_items("mcp", [], [])
+
+    def test_crash_outside_exception(self) -> None:
+        exc = KeyboardInterrupt()
+        (item,) = at._output_items("responses", calls_for("responses"), [exc])
+        self.assertEqual(item["output"], at.error_result(exc).output)
+        self.assertTrue(item["output"].startswith("Error: "))
+        self.assertFalse(item["output"].startswith("Error: Error"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Round trips with dicts, as a provider sends them
+# ---------------------------------------------------------------------------------------------
+
+
+class RoundTripTest(unittest.TestCase):
+    def test_responses(self) -> None:
+        items = [
+            {"type": "function_call", "call_id": "c1", "name": "add", "arguments": '{"a":1,"b":2}'},
+            {"type": "function_call", "call_id": "c2", "name": "add", "arguments": '{"a":1}'},
+        ]
+        fmt, out = run_calls(items, TOOLS)
+        self.assertEqual(fmt, "responses")
+        self.assertEqual(
+            out,
+            [
+                {"type": "function_call_output", "call_id": "c1", "output": "3"},
+                {"type": "function_call_output", "call_id": "c2", "output": "Error: KeyError: 'b'"},
+            ],
+        )
+
+    def test_chat(self) -> None:
+        message = {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "add", "arguments": '{"a":1,"b":2}'},
+                },
+                {
+                    "id": "c2",
+                    "type": "function",
+                    "function": {"name": "add", "arguments": '{"a":5,"b":2}'},
+                },
+            ],
+        }
+        fmt, out = run_calls(message, TOOLS)
+        self.assertEqual(fmt, "chat")
+        self.assertEqual(
+            out,
+            [
+                {"role": "tool", "tool_call_id": "c1", "content": "3"},
+                {"role": "tool", "tool_call_id": "c2", "content": "7"},
+            ],
+        )
+
+    def test_anthropic(self) -> None:
+        message = {
+            "type": "message",
+            "role": "assistant",
+            "stop_reason": "tool_use",
+            "content": [
+                {"type": "text", "text": "adding"},
+                {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1, "b": 2}},
+                {"type": "tool_use", "id": "t2", "name": "nope", "input": {}},
+            ],
+        }
+        fmt, out = run_calls(message, TOOLS)
+        self.assertEqual(fmt, "anthropic")
+        self.assertEqual(
+            out,
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [{"type": "text", "text": "3"}],
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t2",
+                    "content": [{"type": "text", "text": "KeyError: 'nope'"}],
+                    "is_error": True,
+                },
+            ],
+        )
+
+    def test_gemini(self) -> None:
+        response = {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"functionCall": {"name": "add", "args": {"a": 1, "b": 2}}},
+                            {"functionCall": {"id": "x9", "name": "add", "args": {"a": 2, "b": 2}}},
+                        ],
+                    }
+                }
+            ]
+        }
+        fmt, out = run_calls(response, TOOLS)
+        self.assertEqual(fmt, "gemini")
+        self.assertEqual(
+            out,
+            [
+                {"functionResponse": {"name": "add", "response": {"output": "3"}}},
+                {"functionResponse": {"id": "x9", "name": "add", "response": {"output": "4"}}},
+            ],
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the contract: ToolSet.run with the executor (``core`` is ``at`` once merged)
+# ---------------------------------------------------------------------------------------------
+
+
+def _core_add(call: Any) -> Any:
+    args = call.args if isinstance(call.args, dict) else json.loads(call.args or "{}")
+    if "b" not in args:
+        raise ValueError('missing required property "b"')
+    return args["a"] + args["b"]
+
+
+ADD_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+    "required": ["a", "b"],
+}
+
+
+def core_toolset() -> Any:
+    import agenttool as core
+
+    return core.ToolSet([core.new_func("add", "Add two integers.", ADD_SCHEMA, _core_add)])
+
+
+def _merged() -> bool:
+    import agenttool as core
+
+    return hasattr(core, "_read_calls") and hasattr(core, "new_func")
+
+
+@unittest.skipUnless(_merged(), "agenttool does not hold the formats part yet (before merge)")
+class ToolSetRunTest(unittest.TestCase):
+    def test_every_format_through_run(self) -> None:
+        ts = core_toolset()
+        cases: list[tuple[Any, list[dict[str, Any]]]] = [
+            (
+                [
+                    {
+                        "type": "function_call",
+                        "call_id": "c1",
+                        "name": "add",
+                        "arguments": '{"a": 1, "b": 2}',
+                    },
+                    {
+                        "type": "function_call",
+                        "call_id": "c2",
+                        "name": "add",
+                        "arguments": '{"a": 1}',
+                    },
+                ],
+                [
+                    {"type": "function_call_output", "call_id": "c1", "output": "3"},
+                    {
+                        "type": "function_call_output",
+                        "call_id": "c2",
+                        "output": 'Error: missing required property "b"',
+                    },
+                ],
+            ),
+            (
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "add", "arguments": '{"a":2,"b":2}'},
+                        },
+                    ],
+                },
+                [{"role": "tool", "tool_call_id": "c1", "content": "4"}],
+            ),
+            (
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "stop_reason": "tool_use",
+                    "content": [
+                        {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1}},
+                    ],
+                },
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "is_error": True,
+                        "content": [{"type": "text", "text": 'missing required property "b"'}],
+                    }
+                ],
+            ),
+            (
+                {
+                    "candidates": [
+                        {
+                            "content": {
+                                "role": "model",
+                                "parts": [
+                                    {"functionCall": {"name": "add", "args": {"a": 3, "b": 4}}},
+                                ],
+                            }
+                        }
+                    ]
+                },
+                [{"functionResponse": {"name": "add", "response": {"output": "7"}}}],
+            ),
+        ]
+        for calls, expected in cases:
+            self.assertEqual(ts.run(calls), expected)
+
+    def test_definitions_through_the_contract(self) -> None:
+        ts = core_toolset()
+        self.assertEqual(
+            ts.definitions("anthropic"),
+            [{"name": "add", "description": "Add two integers.", "input_schema": ADD_SCHEMA}],
+        )
+        self.assertEqual(ts.definitions("gemini")[0]["parametersJsonSchema"], ADD_SCHEMA)
+        with self.assertRaisesRegex(ValueError, "unknown format"):
+            ts.definitions("bedrock")
+
+
+# ---------------------------------------------------------------------------------------------
+# The real SDK types, built offline
+# ---------------------------------------------------------------------------------------------
+
+
+def _names(module: str, *names: str) -> Any:
+    """Names from an SDK module (typed Any: the SDKs need not be installed to check types)."""
+    mod = __import__(module, fromlist=["_"])
+    return tuple(getattr(mod, n) for n in names)
+
+
+def _import(name: str) -> Any:
+    try:
+        return __import__(name, fromlist=["_"])
+    except ImportError:
+        return None
+
+
+pydantic = _import("pydantic")
+openai = _import("openai")
+anthropic = _import("anthropic")
+genai_types = _import("google.genai.types")
+
+
+def _conform(test: unittest.TestCase, td: Any, value: dict[str, Any]) -> None:
+    """``value`` validates as the TypedDict ``td`` and has no key ``td`` does not know."""
+    pydantic.TypeAdapter(td).validate_python(value)
+    known = set(td.__required_keys__) | set(td.__optional_keys__)
+    test.assertLessEqual(set(value), known, f"keys unknown to {td.__name__}")
+
+
+@unittest.skipIf(openai is None or pydantic is None, "the openai SDK is not installed")
+class OpenAISDKTest(unittest.TestCase):
+    def test_responses_objects(self) -> None:
+        Response, ResponseFunctionToolCall = _names(
+            "openai.types.responses", "Response", "ResponseFunctionToolCall"
+        )
+
+        call = ResponseFunctionToolCall(
+            type="function_call",
+            id="fc_1",
+            call_id="call_1",
+            name="add",
+            arguments='{"a": 1, "b": 2}',
+            status="completed",
+        )
+        response = Response.model_validate(
+            {
+                "id": "resp_1",
+                "created_at": 0,
+                "model": "gpt-5",
+                "object": "response",
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+                "output": [
+                    {"type": "reasoning", "id": "rs_1", "summary": []},
+                    call.model_dump(),
+                    {
+                        "type": "function_call",
+                        "call_id": "call_2",
+                        "name": "add",
+                        "arguments": '{"a": 5, "b": 5}',
+                    },
+                ],
+            }
+        )
+        for items in ([call], response, response.output):
+            fmt, out = run_calls(items, TOOLS)
+            self.assertEqual(fmt, "responses")
+            self.assertEqual(
+                out[0], {"type": "function_call_output", "call_id": "call_1", "output": "3"}
+            )
+        self.assertEqual(run_calls(response, TOOLS)[1][1]["output"], "10")
+        if _merged():
+            self.assertEqual([o["output"] for o in core_toolset().run(response)], ["3", "10"])
+
+    def test_responses_output_items_are_valid_input(self) -> None:
+        (FunctionCallOutput,) = _names(
+            "openai.types.responses.response_input_param", "FunctionCallOutput"
+        )
+
+        calls = calls_for("responses", 3)
+        outs: list[Any] = [
+            at.Result("3"),
+            at.Result([text_part("t"), image_part(), pdf_part()]),
+            ValueError("no"),
+        ]
+        for item in at._output_items("responses", calls, outs):
+            _conform(self, FunctionCallOutput, item)
+
+    def test_responses_definitions(self) -> None:
+        (FunctionToolParam,) = _names("openai.types.responses", "FunctionToolParam")
+
+        _conform(self, FunctionToolParam, at._provider_definition(STRICT_TOOL, "responses"))
+        # FunctionToolParam requires "strict" (nullable); the canonical form omits a false
+        # strict, which OpenAI reads as "try strict" (see the report): adding it conforms.
+        _conform(
+            self,
+            FunctionToolParam,
+            {**at._provider_definition(WEATHER, "responses"), "strict": False},
+        )
+
+    def test_chat_objects(self) -> None:
+        (ChatCompletion,) = _names("openai.types.chat", "ChatCompletion")
+
+        completion = ChatCompletion.model_validate(
+            {
+                "id": "chatcmpl-1",
+                "created": 0,
+                "model": "gpt-5",
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "tool_calls",
+                        "message": {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {
+                                    "id": "call_1",
+                                    "type": "function",
+                                    "function": {"name": "add", "arguments": '{"a":1,"b":2}'},
+                                },
+                                {
+                                    "id": "call_2",
+                                    "type": "custom",
+                                    "custom": {"name": "g", "input": "x"},
+                                },
+                            ],
+                        },
+                    }
+                ],
+            }
+        )
+        message = completion.choices[0].message
+        for items in (completion, message, message.tool_calls, completion.choices[0]):
+            fmt, out = run_calls(items, TOOLS)
+            self.assertEqual(fmt, "chat")
+            self.assertEqual(out, [{"role": "tool", "tool_call_id": "call_1", "content": "3"}])
+            if _merged():
+                self.assertEqual(core_toolset().run(items), out)
+
+    def test_chat_items_are_valid(self) -> None:
+        ChatCompletionToolMessageParam, ChatCompletionToolParam = _names(
+            "openai.types.chat", "ChatCompletionToolMessageParam", "ChatCompletionToolParam"
+        )
+        (FunctionDefinition,) = _names("openai.types.shared_params", "FunctionDefinition")
+
+        for defn in (WEATHER, STRICT_TOOL, NO_ARGS):
+            out = at._provider_definition(defn, "chat")
+            _conform(self, ChatCompletionToolParam, out)
+            _conform(self, FunctionDefinition, out["function"])
+        outs: list[Any] = [at.Result("3"), at.Result([text_part("t"), image_part()]), KeyError("k")]
+        for item in at._output_items("chat", calls_for("chat", 3), outs):
+            _conform(self, ChatCompletionToolMessageParam, item)
+
+
+@unittest.skipIf(anthropic is None or pydantic is None, "the anthropic SDK is not installed")
+class AnthropicSDKTest(unittest.TestCase):
+    def test_message_objects(self) -> None:
+        Message, ToolUseBlock = _names("anthropic.types", "Message", "ToolUseBlock")
+
+        message = Message.model_validate(
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude",
+                "content": [
+                    {"type": "text", "text": "adding"},
+                    {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 1, "b": 2}},
+                ],
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            }
+        )
+        block = ToolUseBlock(type="tool_use", id="toolu_2", name="add", input={"a": 2, "b": 2})
+        expect = {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": [{"type": "text", "text": "3"}],
+        }
+        for items in (message, message.content):
+            self.assertEqual(run_calls(items, TOOLS), ("anthropic", [expect]))
+            if _merged():
+                self.assertEqual(core_toolset().run(items), [expect])
+        self.assertEqual(run_calls([block], TOOLS)[1][0]["tool_use_id"], "toolu_2")
+
+    def test_items_are_valid(self) -> None:
+        MessageParam, ToolParam, ToolResultBlockParam = _names(
+            "anthropic.types", "MessageParam", "ToolParam", "ToolResultBlockParam"
+        )
+
+        for defn in (WEATHER, STRICT_TOOL, NO_ARGS):
+            _conform(self, ToolParam, at._provider_definition(defn, "anthropic"))
+        rich = at.Result(
+            [
+                text_part("t"),
+                image_part(),
+                image_part("https://example.com/x.png"),
+                pdf_part(),
+                {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+                {
+                    "type": "input_file",
+                    "filename": "n.txt",
+                    "file_data": base64.b64encode(b"hi").decode(),
+                },
+            ]
+        )
+        outs: list[Any] = [at.Result("3"), rich, at.Result(""), ValueError("no")]
+        items = at._output_items("anthropic", calls_for("anthropic", 4), outs)
+        for item in items:
+            _conform(self, ToolResultBlockParam, item)
+        pydantic.TypeAdapter(MessageParam).validate_python({"role": "user", "content": items})
+
+
+@unittest.skipIf(genai_types is None, "the google-genai SDK is not installed")
+class GeminiSDKTest(unittest.TestCase):
+    def test_response_objects(self) -> None:
+        T = genai_types
+        response = T.GenerateContentResponse(
+            candidates=[
+                T.Candidate(
+                    content=T.Content(
+                        role="model",
+                        parts=[
+                            T.Part(text="adding"),
+                            T.Part(function_call=T.FunctionCall(name="add", args={"a": 1, "b": 2})),
+                            T.Part(
+                                function_call=T.FunctionCall(
+                                    id="fc7", name="add", args={"a": 3, "b": 4}
+                                )
+                            ),
+                        ],
+                    )
+                )
+            ]
+        )
+        content = response.candidates[0].content
+        expect = [
+            {"functionResponse": {"name": "add", "response": {"output": "3"}}},
+            {"functionResponse": {"id": "fc7", "name": "add", "response": {"output": "7"}}},
+        ]
+        for items in (response, content, content.parts, response.function_calls):
+            self.assertEqual(run_calls(items, TOOLS), ("gemini", expect))
+            if _merged():
+                self.assertEqual(core_toolset().run(items), expect)
+        for item in expect:
+            T.Part.model_validate(item)
+
+    def test_items_are_valid(self) -> None:
+        T = genai_types
+        decls = [at._provider_definition(d, "gemini") for d in (WEATHER, STRICT_TOOL, NO_ARGS)]
+        for decl in decls:
+            T.FunctionDeclaration.model_validate(decl)
+        T.Tool.model_validate({"functionDeclarations": decls})
+        outs: list[Any] = [
+            at.Result("3"),
+            at.Result([text_part("t"), image_part(), pdf_part()]),
+            ValueError("no"),
+        ]
+        items = at._output_items("gemini", calls_for("gemini", 3), outs)
+        parsed = [T.Part.model_validate(item) for item in items]
+        self.assertEqual(parsed[1].function_response.parts[0].inline_data.data[:4], b"\x89PNG")
+        self.assertEqual(parsed[2].function_response.response, {"error": "no"})
+        T.Content.model_validate({"role": "user", "parts": items})
+
+
+# =============================================================================================
+# The command line and the examples
+# =============================================================================================
+
+TARGET = textwrap.dedent(
+    '''
+    """A target module for the command-line tests."""
+    import json
+
+    import agenttool
+
+
+    def _args(call):
+        a = call.args
+        if isinstance(a, (str, bytes)):
+            a = json.loads(a or "{}")
+        return a or {}
+
+
+    def _add(call):
+        a = _args(call)
+        if "b" not in a:
+            raise agenttool.ValidationError("", 'missing required property "b"')
+        return agenttool.text(str(a["a"] + a["b"]))
+
+
+    def _slow(call):
+        agenttool.progress("starting", progress=0, total=2)
+        agenttool.progress("halfway", progress=1, total=2, message="half")
+        return agenttool.Result("done", details={"steps": 2})
+
+
+    def _pic(call):
+        return agenttool.parts(
+            {"type": "text", "text": "a dot"}, agenttool.image(b"PNG", "image/png")
+        )
+
+
+    def _boom(call):
+        raise RuntimeError("disk on fire")
+
+
+    ADD_SCHEMA = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    }
+    add = agenttool.new_func("add", "Add two integers.", ADD_SCHEMA, _add)
+    slow = agenttool.new_func("slow", "Report progress.", None, _slow)
+    pic = agenttool.new_func("pic", "Return a picture.", None, _pic)
+    boom = agenttool.new_func("boom", "Always fails.", None, _boom)
+    also_add = add
+    MATH = [add]
+    SET = agenttool.ToolSet([add, slow])
+    not_a_tool = 42
+    '''
+)
+
+NAMES = ["add", "slow", "pic", "boom"]
+
+
+def _repo() -> str:
+    import agenttool
+
+    return os.path.dirname(os.path.abspath(agenttool.__file__))
+
+
+def _has_formats() -> bool:
+    import agenttool
+
+    return hasattr(agenttool, "_provider_definition")
+
+
+def _has_main() -> bool:
+    import agenttool
+
+    return callable(getattr(agenttool, "main", None))
+
+
+class _Workspace(unittest.TestCase):
+    """A temporary folder holding target modules, cleaned up with whatever they imported."""
+
+    def setUp(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="agenttool-cli-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.target = self.write("toolbox_under_test.py", TARGET)
+        modules, path, cwd = set(sys.modules), list(sys.path), os.getcwd()
+
+        def restore() -> None:
+            for name in set(sys.modules) - modules:
+                del sys.modules[name]
+            sys.path[:] = path
+            os.chdir(cwd)
+
+        self.addCleanup(restore)
+
+    def write(self, name: str, source: str) -> str:
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
+        return path
+
+
+class MainTest(_Workspace):
+    def run_main(self, *argv: str, stdin: str = "") -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        old_stdin = sys.stdin
+        sys.stdin = io.StringIO(stdin)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = at.main(list(argv))
+        finally:
+            sys.stdin = old_stdin
+        return code, out.getvalue(), err.getvalue()
+
+    def test_list_every_tool_of_a_file(self) -> None:
+        code, out, err = self.run_main("list", self.target)
+        self.assertEqual((code, err), (0, ""))
+        defs = json.loads(out)
+        self.assertEqual([d["name"] for d in defs], NAMES)
+        self.assertEqual(
+            defs[0],
+            {
+                "type": "function",
+                "name": "add",
+                "description": "Add two integers.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                    "required": ["a", "b"],
+                },
+                "strict": False,
+            },
+        )
+
+    @unittest.skipUnless(_has_formats(), "agenttool does not hold the formats part yet")
+    def test_list_formats(self) -> None:
+        code, out, _ = self.run_main("list", self.target + ":add", "--format", "anthropic")
+        self.assertEqual(code, 0)
+        self.assertEqual(json.loads(out)[0]["input_schema"]["required"], ["a", "b"], "input_schema")
+        code, out, _ = self.run_main("list", self.target + ":add", "--format", "chat")
+        self.assertEqual(json.loads(out)[0]["function"]["name"], "add")
+        code, out, err = self.run_main("list", self.target, "--format", "bedrock")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn('unknown format "bedrock"', err)
+
+    def test_list_by_module_name_and_attr(self) -> None:
+        os.chdir(self.dir)
+        for target, names in (
+            ("toolbox_under_test", NAMES),
+            ("toolbox_under_test:MATH", ["add"]),
+            ("toolbox_under_test:SET", ["add", "slow"]),
+            ("toolbox_under_test:pic", ["pic"]),
+        ):
+            code, out, err = self.run_main("list", target)
+            self.assertEqual((code, err), (0, ""), target)
+            self.assertEqual([d["name"] for d in json.loads(out)], names, target)
+
+    def test_unknown_targets_say_what_exists(self) -> None:
+        code, out, err = self.run_main("list", self.target + ":nope")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn('has no attribute "nope"', err)
+        self.assertIn("add, slow, pic, boom, also_add, MATH, SET", err)
+        code, _, err = self.run_main("list", self.target + ":not_a_tool")
+        self.assertEqual(code, 2)
+        self.assertIn("is a int, not a tool, a list of tools or a ToolSet", err)
+        code, _, err = self.run_main("list", os.path.join(self.dir, "missing.py"))
+        self.assertEqual(code, 2)
+        self.assertIn("toolbox_under_test.py", err)
+        os.chdir(self.dir)
+        code, _, err = self.run_main("call", "no_such_module_here", "add")
+        self.assertEqual(code, 2)
+        self.assertIn('no module named "no_such_module_here"', err)
+        self.assertIn("toolbox_under_test.py", err)
+
+    def test_a_target_that_fails_to_import(self) -> None:
+        bad = self.write("broken_target.py", "import agenttool\nraise RuntimeError('half done')\n")
+        code, out, err = self.run_main("list", bad)
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("Traceback", err)
+        self.assertIn("cannot load", err)
+        self.assertIn("RuntimeError: half done", err)
+
+    def test_a_module_without_tools(self) -> None:
+        empty = self.write("empty_target.py", "X = 1\n")
+        code, out, err = self.run_main("list", empty)
+        self.assertEqual((code, out), (0, "[]\n"))
+        self.assertIn("no tools in", err)
+
+    def test_duplicate_names(self) -> None:
+        dup = self.write(
+            "dup_target.py",
+            "import agenttool\n"
+            "a = agenttool.new_func('x', '', None, lambda c: 'a')\n"
+            "b = agenttool.new_func('x', '', None, lambda c: 'b')\n",
+        )
+        code, _, err = self.run_main("list", dup)
+        self.assertEqual(code, 2)
+        self.assertIn('tool "x": duplicate name', err)
+
+    def test_call_prints_what_the_model_sees(self) -> None:
+        code, out, err = self.run_main("call", self.target, "add", '{"a": 2, "b": 3}')
+        self.assertEqual((code, out, err), (0, "5\n", ""))
+
+    def test_call_reads_arguments_from_stdin(self) -> None:
+        code, out, _ = self.run_main("call", self.target, "add", "-", stdin='{"a": 1, "b": 1}')
+        self.assertEqual((code, out), (0, "2\n"))
+
+    def test_call_with_parts_prints_json(self) -> None:
+        code, out, _ = self.run_main("call", self.target, "pic")
+        self.assertEqual(code, 0)
+        self.assertEqual(
+            json.loads(out),
+            [
+                {"type": "text", "text": "a dot"},
+                {
+                    "type": "input_image",
+                    "image_url": "data:image/png;base64,UE5H",
+                    "detail": "auto",
+                },
+            ],
+        )
+
+    def test_progress_and_details_go_to_stderr(self) -> None:
+        code, out, err = self.run_main("call", self.target, "slow")
+        self.assertEqual((code, out), (0, "done\n"))
+        self.assertEqual(
+            err.splitlines(),
+            ["progress: 0/2 starting", "progress: 1/2 half halfway", 'details: {"steps": 2}'],
+        )
+
+    def test_failures_read_as_the_model_sees_them(self) -> None:
+        code, out, err = self.run_main("call", self.target, "boom")
+        self.assertEqual((code, out, err), (1, "Error: disk on fire\n", ""))
+        code, out, _ = self.run_main("call", self.target, "add", '{"a": 2}')
+        self.assertEqual(code, 1)
+        self.assertEqual(out, 'Error: invalid arguments: missing required property "b"\n')
+        code, out, err = self.run_main("call", self.target, "boom", "--traceback")
+        self.assertEqual((code, out), (1, "Error: disk on fire\n"))
+        self.assertIn("Traceback", err)
+        self.assertIn("RuntimeError: disk on fire", err)
+
+    def test_unknown_tool_says_what_exists(self) -> None:
+        code, out, err = self.run_main("call", self.target, "sub", "{}")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn('no tool named "sub"', err)
+        self.assertIn('"add", "slow", "pic", "boom"', err)
+
+    def test_usage(self) -> None:
+        self.assertEqual(self.run_main()[0], 2)
+        self.assertEqual(self.run_main("frobnicate")[0], 2)
+        self.assertEqual(self.run_main("call", self.target)[0], 2)
+        code, out, _ = self.run_main("--help")
+        self.assertEqual(code, 0)
+        self.assertIn("exit status", out)
+
+
+@unittest.skipUnless(_has_main(), "agenttool does not hold the command line yet (before merge)")
+class CommandLineTest(_Workspace):
+    """The command line as a user runs it, in a fresh interpreter from a temporary folder."""
+
+    def run_cli(self, how: str, *argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = _repo() + os.pathsep + env.get("PYTHONPATH", "")
+        env["PYTHONIOENCODING"] = "utf-8"
+        if how == "-m":
+            cmd = [sys.executable, "-m", "agenttool", *argv]
+        else:
+            cmd = [sys.executable, os.path.join(_repo(), "agenttool.py"), *argv]
+        return subprocess.run(
+            cmd, cwd=self.dir, env=env, input=stdin, capture_output=True, text=True, timeout=60
+        )
+
+    def test_list_and_call_both_ways(self) -> None:
+        for how in ("-m", "script"):
+            listed = self.run_cli(how, "list", "toolbox_under_test.py")
+            self.assertEqual(listed.returncode, 0, listed.stderr)
+            self.assertEqual([d["name"] for d in json.loads(listed.stdout)], NAMES)
+            by_module = self.run_cli(how, "list", "toolbox_under_test:SET", "--format", "gemini")
+            self.assertEqual(by_module.returncode, 0, by_module.stderr)
+            self.assertEqual(
+                json.loads(by_module.stdout)[1],
+                {
+                    "name": "slow",
+                    "description": "Report progress.",
+                    "parametersJsonSchema": {"type": "object", "properties": {}, "required": []},
+                },
+            )
+            # The tool returns agenttool.text(...): it must be the CLI's own Result class.
+            called = self.run_cli(how, "call", "toolbox_under_test.py", "add", '{"a":2,"b":3}')
+            self.assertEqual((called.returncode, called.stdout, called.stderr), (0, "5\n", ""))
+
+    def test_exit_codes_and_streams(self) -> None:
+        failed = self.run_cli("-m", "call", "toolbox_under_test.py", "boom")
+        self.assertEqual((failed.returncode, failed.stdout), (1, "Error: disk on fire\n"))
+        progress = self.run_cli("script", "call", "toolbox_under_test.py", "slow")
+        self.assertEqual((progress.returncode, progress.stdout), (0, "done\n"))
+        self.assertIn("progress: 1/2 half halfway", progress.stderr)
+        unknown = self.run_cli("script", "call", "toolbox_under_test.py", "nope")
+        self.assertEqual((unknown.returncode, unknown.stdout), (2, ""))
+        self.assertIn('"add", "slow", "pic", "boom"', unknown.stderr)
+        piped = self.run_cli("-m", "call", "toolbox_under_test", "add", "-", stdin='{"a":1,"b":2}')
+        self.assertEqual((piped.returncode, piped.stdout), (0, "3\n"))
+
+    def test_one_module_not_two(self) -> None:
+        self.write(
+            "identity_target.py",
+            "import sys\nimport agenttool\n"
+            "def _which(call):\n"
+            "    same = sys.modules['agenttool'] is sys.modules['__main__']\n"
+            "    return agenttool.text('one module' if same else 'two modules')\n"
+            "which = agenttool.new_func('which', 'Which module?', None, _which)\n",
+        )
+        for how in ("-m", "script"):
+            done = self.run_cli(how, "call", "identity_target.py", "which")
+            self.assertEqual((done.returncode, done.stdout), (0, "one module\n"), done.stderr)
+
+
+def _examples() -> str:
+    return os.path.join(_repo(), "examples")
+
+
+@unittest.skipUnless(
+    _has_main() and os.path.isfile(os.path.join(_examples(), "toolbox.py")),
+    "the examples or the merged command line are not there",
+)
+class ExamplesTest(unittest.TestCase):
+    """The examples a newcomer runs first must keep working."""
+
+    def run_py(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        env.pop("PYTHONPATH", None)
+        return subprocess.run(
+            [sys.executable, *argv],
+            cwd=_repo(),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def test_demo_runs(self) -> None:
+        done = self.run_py(os.path.join("examples", "demo.py"))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("function_call_output", done.stdout)
+        self.assertIn("tool_result", done.stdout)
+
+    def test_toolbox_through_the_command_line(self) -> None:
+        listed = self.run_py("agenttool.py", "list", "examples/toolbox.py")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        names: Any = [d["name"] for d in json.loads(listed.stdout)]
+        self.assertIn("calculate", names)
+        done = self.run_py(
+            "-m", "agenttool", "call", "examples/toolbox.py", "calculate", '{"expression": "6*7"}'
+        )
+        self.assertEqual((done.returncode, done.stdout), (0, "42\n"), done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
