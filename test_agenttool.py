@@ -4328,3 +4328,28 @@ class ExamplesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# =============================================================================================
+# The README: its examples run as written and print what it says they print
+# =============================================================================================
+
+
+class TestReadme(unittest.TestCase):
+    def test_the_python_examples_run_as_written(self) -> None:
+        import contextlib
+        import io
+        import re
+
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+        self.assertGreaterEqual(len(blocks), 3)
+        for i, block in enumerate(blocks):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(block, f"README.md python block {i}", "exec"), {"__name__": "readme"})
+            printed = out.getvalue()
+            promised = [m.strip() for m in re.findall(r"print\(.*\)\s+# (.*)", block)]
+            promised += [line[2:] for line in block.splitlines() if line.startswith("# Error")]
+            for line in promised:
+                self.assertIn(line.split(":")[0] if line.startswith("[[") else line, printed, i)
