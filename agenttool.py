@@ -136,32 +136,112 @@ class SchemaError(ValueError):
     """A JSON Schema the validator cannot honour, refused when it is compiled."""
 
 
+class _Value:
+    """Base of the library's small value types: ``repr`` and ``==`` from ``__slots__``.
+
+    Written by hand rather than with ``@dataclass``, which costs about 0.4 ms a class at
+    import time, and import time is a feature of this module.
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Frozen(_Value):
+    """A value type whose fields are set once, in ``__init__``, and hash by value."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(self, name):
+            raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        # by repr, because a field may hold a list (Meta.examples)
+        return hash(tuple(repr(getattr(self, k)) for k in self.__slots__))
+
+
 # ---------------------------------------------------------------------------------------------
 # Meta: constraints and descriptions inside Annotated[...]
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Meta:
+class Meta(_Frozen):
     """Schema facts for one type, written inside ``Annotated[T, Meta(...)]``.
 
     Every field left ``None`` says nothing; the others become the JSON Schema keyword of the
     same meaning (``min_length`` is ``minLength``, and so on).
     """
 
-    description: str | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    exclusive_minimum: float | None = None
-    exclusive_maximum: float | None = None
-    multiple_of: float | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-    pattern: str | None = None
-    min_items: int | None = None
-    max_items: int | None = None
-    format: str | None = None
-    examples: list[Any] | None = None
+    __slots__ = (
+        "description",
+        "minimum",
+        "maximum",
+        "exclusive_minimum",
+        "exclusive_maximum",
+        "multiple_of",
+        "min_length",
+        "max_length",
+        "pattern",
+        "min_items",
+        "max_items",
+        "format",
+        "examples",
+    )
+    description: str | None
+    minimum: float | None
+    maximum: float | None
+    exclusive_minimum: float | None
+    exclusive_maximum: float | None
+    multiple_of: float | None
+    min_length: int | None
+    max_length: int | None
+    pattern: str | None
+    min_items: int | None
+    max_items: int | None
+    format: str | None
+    examples: list[Any] | None
+
+    def __init__(
+        self,
+        description: str | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        exclusive_minimum: float | None = None,
+        exclusive_maximum: float | None = None,
+        multiple_of: float | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        pattern: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        format: str | None = None,
+        examples: list[Any] | None = None,
+    ) -> None:
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.exclusive_minimum = exclusive_minimum
+        self.exclusive_maximum = exclusive_maximum
+        self.multiple_of = multiple_of
+        self.min_length = min_length
+        self.max_length = max_length
+        self.pattern = pattern
+        self.min_items = min_items
+        self.max_items = max_items
+        self.format = format
+        self.examples = examples
 
 
 # ---------------------------------------------------------------------------------------------
@@ -3407,8 +3487,7 @@ Part = dict[str, Any]
 _PART_TYPES = frozenset({"text", "input_text", "output_text", "input_image", "input_file"})
 
 
-@dataclasses.dataclass
-class Result:
+class Result(_Value):
     """What one call gives back: ``output`` for the model, ``details`` for the host only.
 
     ``output`` is text or a list of content parts; ``terminate`` hints that the agent loop may
@@ -3416,9 +3495,17 @@ class Result:
     raises, and the host renders the failure once with :func:`error_result`.
     """
 
-    output: str | list[Part] = ""
-    details: Any = None
-    terminate: bool = False
+    __slots__ = ("output", "details", "terminate")
+    output: str | list[Part]
+    details: Any
+    terminate: bool
+
+    def __init__(
+        self, output: str | list[Part] = "", details: Any = None, terminate: bool = False
+    ) -> None:
+        self.output = output
+        self.details = details
+        self.terminate = terminate
 
 
 def text(s: str) -> Result:
@@ -3573,33 +3660,56 @@ def error_result(exc: BaseException) -> Result:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class Call:
+class Call(_Value):
     """One call a model made: its id, the arguments as JSON text or a decoded dict, the
     harness's idempotency key (kept across a re-run, fresh for any other call) and where
     progress goes when the call runs outside an executor."""
 
+    __slots__ = ("id", "args", "idempotency_key", "on_update")
     id: str
-    args: str | bytes | dict[str, Any] | None = ""
-    idempotency_key: str = ""
-    on_update: Callable[[Result], None] | None = None
+    args: str | bytes | dict[str, Any] | None
+    idempotency_key: str
+    on_update: Callable[[Result], None] | None
+
+    def __init__(
+        self,
+        id: str,
+        args: str | bytes | dict[str, Any] | None = "",
+        idempotency_key: str = "",
+        on_update: Callable[[Result], None] | None = None,
+    ) -> None:
+        self.id = id
+        self.args = args
+        self.idempotency_key = idempotency_key
+        self.on_update = on_update
 
 
-@dataclasses.dataclass
-class ProgressInfo:
+class ProgressInfo(_Value):
     """The details of a progress update, as MCP has them: how far, out of how much, and why."""
 
-    progress: float | None = None
-    total: float | None = None
-    message: str | None = None
+    __slots__ = ("progress", "total", "message")
+    progress: float | None
+    total: float | None
+    message: str | None
+
+    def __init__(
+        self, progress: float | None = None, total: float | None = None, message: str | None = None
+    ) -> None:
+        self.progress = progress
+        self.total = total
+        self.message = message
 
 
-@dataclasses.dataclass(frozen=True)
-class Record:
+class Record(_Frozen):
     """A durable fact about a call: a namespace ``owner:kind`` and the value's JSON text."""
 
+    __slots__ = ("ns", "data")
     ns: str
     data: str
+
+    def __init__(self, ns: str, data: str) -> None:
+        self.ns = ns
+        self.data = data
 
 
 class Action(str, enum.Enum):
@@ -3610,22 +3720,31 @@ class Action(str, enum.Enum):
     CANCEL = "cancel"
 
 
-@dataclasses.dataclass
-class Elicitation:
+class Elicitation(_Value):
     """A question a tool asks a person mid-call: a message, a JSON Schema for a form answer,
     or a URL to send them to."""
 
+    __slots__ = ("message", "schema", "url")
     message: str
-    schema: dict[str, Any] | None = None
-    url: str = ""
+    schema: dict[str, Any] | None
+    url: str
+
+    def __init__(self, message: str, schema: dict[str, Any] | None = None, url: str = "") -> None:
+        self.message = message
+        self.schema = schema
+        self.url = url
 
 
-@dataclasses.dataclass
-class Answer:
+class Answer(_Value):
     """The answer to an :class:`Elicitation`; ``content`` is the form's object on ACCEPT."""
 
+    __slots__ = ("action", "content")
     action: Action
-    content: dict[str, Any] | None = None
+    content: dict[str, Any] | None
+
+    def __init__(self, action: Action, content: dict[str, Any] | None = None) -> None:
+        self.action = action
+        self.content = content
 
 
 Recorder = Callable[[Record], None]
@@ -3717,7 +3836,7 @@ def progress(
         return
     result = Result(update) if isinstance(update, str) else update
     if progress is not None or total is not None or message is not None:
-        result = dataclasses.replace(result, details=ProgressInfo(progress, total, message))
+        result = Result(result.output, ProgressInfo(progress, total, message), result.terminate)
     scope.emit(result)
 
 
@@ -3800,18 +3919,32 @@ def elicit(question: Elicitation) -> Answer:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Annotations:
+class Annotations(_Frozen):
     """MCP's hints about a tool; each field is ``None`` until stated.
 
     Hints, not guarantees: a policy may use them to be stricter, never alone to allow a call.
     """
 
-    title: str | None = None
-    read_only: bool | None = None
-    destructive: bool | None = None
-    idempotent: bool | None = None
-    open_world: bool | None = None
+    __slots__ = ("title", "read_only", "destructive", "idempotent", "open_world")
+    title: str | None
+    read_only: bool | None
+    destructive: bool | None
+    idempotent: bool | None
+    open_world: bool | None
+
+    def __init__(
+        self,
+        title: str | None = None,
+        read_only: bool | None = None,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool | None = None,
+    ) -> None:
+        self.title = title
+        self.read_only = read_only
+        self.destructive = destructive
+        self.idempotent = idempotent
+        self.open_world = open_world
 
 
 class Replay(str, enum.Enum):
@@ -4375,23 +4508,39 @@ class ToolSet(list[Tool]):
 DEFAULT_MAX_PARALLEL = 8
 
 
-@dataclasses.dataclass
-class Job:
+class Job(_Value):
     """One call of a batch; ``tool`` is ``None`` when the model named a tool nobody has."""
 
+    __slots__ = ("tool", "call")
     tool: Tool | None
     call: Call
 
+    def __init__(self, tool: Tool | None, call: Call) -> None:
+        self.tool = tool
+        self.call = call
 
-@dataclasses.dataclass
-class Event:
+
+class Event(_Value):
     """What the executor reports about job ``index``: a progress update (``final`` false,
     ``result`` the update) or its one final outcome (``result`` or ``error``)."""
 
+    __slots__ = ("index", "final", "result", "error")
     index: int
     final: bool
-    result: Result | None = None
-    error: BaseException | None = None
+    result: Result | None
+    error: BaseException | None
+
+    def __init__(
+        self,
+        index: int,
+        final: bool,
+        result: Result | None = None,
+        error: BaseException | None = None,
+    ) -> None:
+        self.index = index
+        self.final = final
+        self.result = result
+        self.error = error
 
 
 class _JobState:
@@ -4750,8 +4899,7 @@ def _check_name(name: str, format: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class _ProviderCall:
+class _ProviderCall(_Value):
     """One function call read from a provider's items, in the provider's own terms.
 
     ``arguments`` is passed on untouched: the JSON text the model wrote (Responses, Chat) or
@@ -4759,10 +4907,19 @@ class _ProviderCall:
     here because the provider gave none (Gemini); it is then never sent back.
     """
 
+    __slots__ = ("call_id", "name", "arguments", "minted")
     call_id: str
     name: str
     arguments: str | dict[str, Any]
-    minted: bool = False
+    minted: bool
+
+    def __init__(
+        self, call_id: str, name: str, arguments: str | dict[str, Any], minted: bool = False
+    ) -> None:
+        self.call_id = call_id
+        self.name = name
+        self.arguments = arguments
+        self.minted = minted
 
 
 _ABSENT = object()
@@ -4817,11 +4974,16 @@ _GEMINI_PART_KEYS = (
 )
 
 
-@dataclasses.dataclass
-class _FoundItem:
+class _FoundItem(_Value):
+    __slots__ = ("fmt", "where", "call")
     fmt: str
     where: str
-    call: Any  # the raw call item; None for evidence of a format without a call
+    call: Any
+
+    def __init__(self, fmt: str, where: str, call: Any) -> None:
+        self.fmt = fmt
+        self.where = where
+        self.call = call
 
 
 def _walk_items(obj: Any, where: str, out: list[_FoundItem]) -> None:
