@@ -3861,12 +3861,15 @@ def cancel_event() -> threading.Event:
 def record_of(details: Any) -> Record | None:
     """The :class:`Record` of a recordable details value, or ``None`` for any other value.
 
-    A value is recordable when it has a ``record_ns`` attribute (class attribute or property)
-    naming ``owner:kind``; its data is its JSON (a dataclass as its fields, ``record_ns``
-    left out).  An empty namespace or a value JSON cannot hold raises ``ValueError``.
+    A :class:`Record` is its own record.  Another value is recordable when it has a
+    ``record_ns`` attribute (class attribute or property) naming ``owner:kind``; its data is
+    its JSON (a dataclass as its fields, ``record_ns`` left out).  An empty namespace or a
+    value JSON cannot hold raises ``ValueError``.
     """
     if details is None or isinstance(details, ProgressInfo):
         return None
+    if isinstance(details, Record):  # a record made elsewhere (a remote tool's) passes as it is
+        return Record(details.ns, details.data)
     ns = getattr(details, "record_ns", None)
     if ns is None:
         return None

@@ -68,9 +68,7 @@ RECORD_META_KEY = "io.github.christopherdavenport.agenttool/record"
 TOOL_META_KEY = "io.github.christopherdavenport.agenttool/tool"
 """The ``_meta`` key of a tool definition: ``{"sequential", "resource", "readOnly"}``, when set."""
 
-_EMPTY_SCHEMA: dict[str, Any] = dict(
-    getattr(at, "NO_ARGS", {"type": "object", "properties": {}, "required": []})
-)
+_EMPTY_SCHEMA: dict[str, Any] = dict(at.NO_ARGS)  # served for a tool whose parameters is None
 _CLOSED = "mcp: connection closed"
 _LOST = "mcp: connection closed by the server"
 _CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
@@ -142,9 +140,14 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             name = part.get("filename") or ""
             url = part.get("file_url") or ""
             data = part.get("file_data")
+            mime: str | None = None
+            if isinstance(data, str) and data.startswith("data:"):
+                split = _data_url(data)
+                if split is not None:
+                    mime, data = split
             if isinstance(data, str) and _is_base64(data):
                 uri = url or "file:///" + (name or "file")
-                blob = mt.BlobResourceContents(uri=uri, blob=data, mime_type=part.get("mime_type"))
+                blob = mt.BlobResourceContents(uri=uri, blob=data, mime_type=mime)
                 blocks.append(mt.EmbeddedResource(type="resource", resource=blob))
             elif url:
                 blocks.append(mt.ResourceLink(type="resource_link", uri=url, name=name or url))
@@ -241,25 +244,18 @@ def _error_text(result: mt.CallToolResult) -> str:
 # =============================================================================================
 
 
-@dataclasses.dataclass
-class RemoteRecord:
-    """The details of a remote result whose ``_meta`` carried a record.
-
-    ``ns`` and ``data`` (JSON text, kept byte for byte) are the server's record; ``result`` is
-    the SDK's ``CallToolResult``.
+class RemoteRecord(at.Record):
+    """The details of a remote result whose ``_meta`` carried a record: the server's record
+    (``ns``, and ``data`` as JSON text kept byte for byte), which ``agenttool.record_of``
+    passes on as it is, and ``result``, the SDK's ``CallToolResult``.
     """
 
-    ns: str
-    data: str
-    result: Any = None
+    __slots__ = ("result",)
+    result: Any
 
-    @property
-    def record_ns(self) -> str:
-        return self.ns
-
-    def record(self) -> at.Record:
-        """The record as the host's recorder takes it, with the server's data unchanged."""
-        return at.Record(self.ns, self.data)
+    def __init__(self, ns: str, data: str, result: Any = None) -> None:
+        super().__init__(ns, data)
+        self.result = result
 
 
 def _record_from_meta(meta: Mapping[str, Any] | None) -> tuple[str, str] | None:
@@ -318,34 +314,9 @@ def current_request_context() -> ServerRequestContext[Any, Any] | None:
     return _request_var.get()
 
 
-class _JSONSchemaValidator:
-    """Stands in for ``agenttool.validator`` in a core that does not have it yet: the
-    ``jsonschema`` package (a dependency of the SDK), with agenttool's error shape."""
-
-    def __init__(self, schema: Any) -> None:
-        import jsonschema  # type: ignore[import-untyped, unused-ignore]
-
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        try:
-            cls.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            raise at.SchemaError(exc.message) from None
-        self._validator = cls(schema)
-
-    def validate(self, value: Any) -> None:
-        error = next(iter(self._validator.iter_errors(value)), None)
-        if error is not None:
-            path = ""
-            for step in error.absolute_path:
-                path += f"[{step}]" if isinstance(step, int) else (f".{step}" if path else step)
-            raise at.ValidationError(path, error.message)
-
-
 def _compile(schema: Any) -> Any:
-    make = getattr(at, "validator", None)
-    if make is not None:
-        return make(schema)
-    return _JSONSchemaValidator(schema)
+    """agenttool's own compiled validator for ``schema`` (the SDK validates nothing)."""
+    return at.validator(schema)
 
 
 @dataclasses.dataclass
@@ -388,6 +359,49 @@ class _ThreadBus:
         return unsubscribe
 
 
+class _WorkerPool:
+    """Threads for served calls, kept for reuse when idle: a new one starts only when none is
+    idle, so a hanging tool never holds up another call, and an idle one ends after a while."""
+
+    def __init__(self, idle_for: float = 60.0) -> None:
+        import queue
+
+        self._tasks: queue.SimpleQueue[tuple[contextvars.Context, Callable[[], None]]] = (
+            queue.SimpleQueue()
+        )
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._idle_for = idle_for
+
+    def submit(self, ctx: contextvars.Context, fn: Callable[[], None]) -> None:
+        with self._lock:
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1
+        self._tasks.put((ctx, fn))
+        if spawn:
+            threading.Thread(target=self._work, name="agenttool_mcp call", daemon=True).start()
+
+    def _work(self) -> None:
+        import queue
+
+        while True:
+            try:
+                ctx, fn = self._tasks.get(timeout=self._idle_for)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0 and self._tasks.empty():
+                        self._idle -= 1
+                        return
+                continue  # a task was promised to this worker: take it
+            ctx.run(fn)
+            with self._lock:
+                self._idle += 1
+
+
+_workers = _WorkerPool()
+
+
 class _Run:
     """One served call: the tool runs in a worker thread through the executor; the handler
     reads its events (progress, questions, the final result) from an asyncio queue."""
@@ -408,17 +422,16 @@ class _Run:
         self.cancel = threading.Event()
         self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self.open: concurrent.futures.Future[at.Answer] | None = None
+        self.lock = threading.Lock()
+        self.unanswered: set[concurrent.futures.Future[at.Answer]] = set()
         self.asked = 0
         self.count = 0
         self.key = ""
+        self.question: at.Elicitation | None = None
         self.abandon: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
-        ctx = contextvars.copy_context()
-        worker = threading.Thread(
-            target=ctx.run, args=(self._work,), name=f"agenttool_mcp {self.call.id}", daemon=True
-        )
-        worker.start()
+        _workers.submit(contextvars.copy_context(), self._work)
 
     def _post(self, item: tuple[Any, ...]) -> None:
         try:
@@ -437,21 +450,42 @@ class _Run:
     def _elicit(self, question: at.Elicitation) -> at.Answer:
         import concurrent.futures
 
-        if self.cancel.is_set():
-            return at.Answer(at.Action.CANCEL)
         answer: concurrent.futures.Future[at.Answer] = concurrent.futures.Future()
+        with self.lock:
+            if self.cancel.is_set():
+                return at.Answer(at.Action.CANCEL)
+            self.unanswered.add(answer)
         self._post(("ask", question, answer))
-        return answer.result()
+        try:
+            return answer.result()
+        finally:
+            with self.lock:
+                self.unanswered.discard(answer)
 
-    def answer_open(self, answer: at.Answer) -> None:
+    def answer_open(self, answer: at.Answer, question: at.Elicitation | None = None) -> None:
+        """Answer the open question; an accepted form is checked against its schema first
+        (a bad one reaches the tool as the ``ValidationError`` its ``elicit`` raises)."""
         fut, self.open = self.open, None
-        if fut is not None and not fut.done():
-            fut.set_result(answer)
+        if fut is None or fut.done():
+            return
+        if question is not None and answer.action == at.Action.ACCEPT and question.schema:
+            try:
+                _compile(question.schema).validate(answer.content or {})
+            except Exception as exc:
+                reason = str(exc).removeprefix("invalid arguments: ")
+                fut.set_exception(ValueError(f"the answer does not fit the question: {reason}"))
+                return
+        fut.set_result(answer)
 
     def stop(self) -> None:
-        """Cancel the tool (cooperatively) and release any question it waits on."""
-        self.cancel.set()
-        self.answer_open(at.Answer(at.Action.CANCEL))
+        """Cancel the tool (cooperatively) and answer CANCEL to any question it waits on."""
+        with self.lock:
+            self.cancel.set()
+            waiting = list(self.unanswered)
+        for fut in waiting:
+            if not fut.done():
+                fut.set_result(at.Answer(at.Action.CANCEL))
+        self.open = None
         if self.abandon is not None:
             self.abandon.cancel()
 
@@ -603,7 +637,7 @@ def build_server(
             if run.abandon is not None:
                 run.abandon.cancel()
             response = (params.input_responses or {}).get(run.key)
-            run.answer_open(_answer_of(response))
+            run.answer_open(_answer_of(response), run.question)
             return await _drive(ctx, run)
         with state.lock:
             entry = state.entries.get(params.name)
@@ -653,6 +687,7 @@ def build_server(
 
                     token = secrets.token_urlsafe(24)
                     run.key = f"elicit_{run.asked}"
+                    run.question = question
                     with state.lock:
                         state.pending[token] = run
                     run.abandon = _running_loop().call_later(
@@ -667,7 +702,7 @@ def build_server(
                     answer = await _elicit_legacy(ctx, question)
                 except Exception:
                     answer = at.Answer(at.Action.CANCEL)
-                run.answer_open(answer)
+                run.answer_open(answer, question)
         finally:
             if not parked:
                 run.stop()
@@ -1059,7 +1094,6 @@ class AsyncRemote:
         self._calls: set[asyncio.Task[Any]] = set()
         self._flights: list[_Flight] = []
         self._flights_lock = threading.Lock()
-        self._tokens = itertools.count(1)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -1159,7 +1193,7 @@ class AsyncRemote:
             cache=None,
             message_handler=self._on_message,
             elicitation_callback=cast(Any, self._on_elicit) if opts.elicitation else None,
-            client_info=Implementation(name="agenttool", version=getattr(at, "__version__", "0")),
+            client_info=Implementation(name="agenttool", version=at.__version__),
         )
 
     async def close(self) -> None:
@@ -1924,11 +1958,16 @@ if TYPE_CHECKING:  # both stores satisfy the SDK's protocol
 
 
 def _load_tools(target: str) -> list[at.Tool]:
-    loader = getattr(at, "load_target", None) or getattr(at, "_load_target", None)
-    if loader is not None:
-        loaded = loader(target)
-        return list(loaded) if not hasattr(loaded, "execute") else [loaded]
-    return _load_target_minimal(target)
+    """The tools of TARGET, read by the core's loader exactly as ``python -m agenttool`` reads
+    it: a ``.py`` path or a module name, optionally ``:attr``."""
+    loader = getattr(at, "_cli_load_target", None) or getattr(at, "load_target", None)
+    if loader is None:
+        raise RuntimeError("this agenttool has no TARGET loader (agenttool._cli_load_target)")
+    loaded = loader(target)
+    tools = [loaded] if _is_tool(loaded) else list(loaded)
+    if not tools:
+        raise ValueError(f"target {target!r} has no tools at its top level")
+    return tools
 
 
 def _is_tool(value: Any) -> bool:
@@ -1939,43 +1978,6 @@ def _is_tool(value: Any) -> bool:
         and callable(getattr(value, "execute", None))
         and not isinstance(value, type)
     )
-
-
-def _load_target_minimal(target: str) -> list[at.Tool]:
-    """TARGET: a ``.py`` path or a module name, optionally ``:attr``; without it, every tool
-    at the module's top level."""
-    import importlib
-    import importlib.util
-
-    spec, _, attr = target.partition(":")
-    if spec.endswith(".py") or os.sep in spec:
-        path = os.path.abspath(spec)
-        if not os.path.exists(path):
-            raise ValueError(f"target {spec!r}: no such file")
-        modname = os.path.splitext(os.path.basename(path))[0]
-        sys.path.insert(0, os.path.dirname(path))
-        module_spec = importlib.util.spec_from_file_location(modname, path)
-        if module_spec is None or module_spec.loader is None:
-            raise ValueError(f"target {spec!r}: cannot load it as Python")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[modname] = module
-        module_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(spec)
-    if attr:
-        if not hasattr(module, attr):
-            raise ValueError(f"target {target!r}: the module has no {attr!r}")
-        value = getattr(module, attr)
-        if _is_tool(value):
-            return [value]
-        values = list(value)
-        if not all(_is_tool(v) for v in values):
-            raise ValueError(f"target {target!r}: expected a tool, a list of tools or a ToolSet")
-        return values
-    tools = [v for k, v in vars(module).items() if not k.startswith("_") and _is_tool(v)]
-    if not tools:
-        raise ValueError(f"target {target!r}: the module has no tools at its top level")
-    return tools
 
 
 def _print_output(result: at.Result, out: TextIO) -> None:
@@ -2012,6 +2014,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_call.add_argument("--tool", required=True)
     p_call.add_argument("--args", default="{}")
     ns = parser.parse_args(args)
+    try:
+        _mcp_available()
+    except RuntimeError as exc:
+        print(f"agenttool_mcp: {exc}", file=sys.stderr)
+        return 2
 
     if ns.cmd == "serve":
         if command:
@@ -2036,6 +2043,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         remote = connect(
             command or None,
             url=ns.url,
+            env=dict(os.environ) if command else None,  # the command sees this environment
             prefix=getattr(ns, "prefix", ""),
             notification_grace=0,
         )
@@ -2044,19 +2052,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     with remote:
         if ns.cmd == "list":
-            defs = (
-                [at.definition(t) for t in remote.tools()]
-                if hasattr(at, "definition")
-                else [
-                    {
-                        "type": "function",
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    }
-                    for t in remote.tools()
-                ]
-            )
+            defs = [at.definition(t) for t in remote.tools()]
             print(json.dumps(defs, indent=2))
             return 0
         tool = remote.lookup(ns.tool)
@@ -2080,4 +2076,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # a target's own ``import agenttool_mcp`` must see this module, not load a second copy
+    # whose current_session() would never be set
+    sys.modules.setdefault("agenttool_mcp", sys.modules[__name__])
     sys.exit(main())

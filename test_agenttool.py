@@ -2392,6 +2392,8 @@ class TestCallContext(unittest.TestCase):
         self.assertIsNone(at.record_of(None))
         self.assertIsNone(at.record_of(at.ProgressInfo(1)))
         self.assertIsNone(at.record_of({"plain": 1}))
+        made_elsewhere = at.Record("remote:thing", '{"a":9007199254740993}')
+        self.assertEqual(at.record_of(made_elsewhere), made_elsewhere)
         self.assertEqual(
             at.record_of(Rec("c1")), at.Record("shell:container", '{"container":"c1"}')
         )

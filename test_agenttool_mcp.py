@@ -135,6 +135,17 @@ FIXTURE = textwrap.dedent(
 
 
     tiny_image = at.new_func("tiny_image", "A tiny PNG.", None, _tiny)
+
+
+    def _header(call):
+        import agenttool_mcp
+
+        ctx = agenttool_mcp.current_request_context()
+        request = ctx.request if ctx is not None else None
+        return at.text(request.headers.get("x-test", "") if request is not None else "no request")
+
+
+    header = at.new_func("header", "The X-Test header of the HTTP request.", None, _header)
     '''
 )
 
@@ -319,6 +330,7 @@ class ContentTest(_Case):
         details = am.result_of(r).details
         self.assertIsInstance(details, am.RemoteRecord)
         self.assertEqual((details.ns, details.data), ("o:k", data))
+        self.assertEqual(at.record_of(details), at.Record("o:k", data))
         for bad in ({"ns": "", "data": "1"}, {"ns": "o:k", "data": "{"}, {"error": "x"}):
             r = mt.CallToolResult(content=[], _meta={am.RECORD_META_KEY: bad})
             self.assertIsInstance(am.result_of(r).details, mt.CallToolResult)
@@ -478,6 +490,10 @@ class InMemoryTest(_Case):
         event = _run_one(plain.lookup("ask"), "", elicitor=elicitor)
         self.assertEqual(event.output, "cancel:null")
         self.assertEqual(len(questions), 1)
+        wrong = _run_one(
+            remote.lookup("ask"), "", elicitor=lambda q: at.Answer(at.Action.ACCEPT, {"n": 5})
+        )
+        self.assertIn("the answer does not fit the question", _error_text(wrong))
         visited = _run_one(remote.lookup("visit"), "", elicitor=elicitor)
         self.assertEqual(visited.output, "accept")
         self.assertEqual(
@@ -1018,6 +1034,7 @@ class HTTPTest(_Fixture):
         with am.connect(url=url, prefix="h", headers={"X-Test": "1"}) as remote:
             self.assertIn("h__upper", [t.name for t in remote.tools()])
             self.assertEqual(remote.call("h__upper", {"text": "web"}).output, "WEB")
+            self.assertEqual(remote.call("h__header").output, "1")
             event = _run_one(remote.lookup("h__steps"), "")
             self.assertEqual(len(event.progress), 3)
         # a client that hangs up mid-call leaves the server serving others
@@ -1033,6 +1050,23 @@ class HTTPTest(_Fixture):
         self.assertIn("mcp: connection closed", _error_text(box[0]))
         with am.connect(url=url) as second:
             self.assertEqual(second.call("upper", {"text": "again"}).output, "AGAIN")
+
+    def test_sdk_client_over_http(self) -> None:
+        from mcp import Client
+
+        url = self.start_http()
+
+        async def main() -> tuple[list[str], str, bool]:
+            async with Client(url) as client:
+                listed = await client.list_tools()
+                ok = await client.call_tool("upper", {"text": "sdk"})
+                bad = await client.call_tool("upper", {})
+                return [t.name for t in listed.tools], _text_of(ok), bool(bad.is_error)
+
+        names, text, bad_is_error = asyncio.run(main())
+        self.assertIn("upper", names)
+        self.assertEqual(text, "SDK")
+        self.assertTrue(bad_is_error)
 
     def read_until(self, prefix: str) -> str:
         for line in self.http_stderr:
