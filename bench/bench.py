@@ -6,8 +6,9 @@ options.  Timing is the standard library's ``time.perf_counter_ns``:
 - in-process figures are the best (minimum) of several rounds, each round long enough
   (calibrated, about 50 ms or more) to swamp the clock; the per-operation figure is the round's
   time divided by its operations;
-- import figures are the median of fresh interpreters, run round-robin so that noise from the
-  rest of the machine falls on every contender alike.
+- import figures come from fresh interpreters run round-robin, so that noise from the rest of
+  the machine falls on every contender alike, shown as median / min (the target is judged on
+  the min).
 
 Each section runs when the API it measures is present in ``agenttool`` and prints
 "not available" with the reason otherwise.  See bench/README.md for what every figure means.
@@ -30,7 +31,8 @@ import textwrap
 import threading
 import time
 import typing
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -68,12 +70,12 @@ def heading(title: str, how: str) -> None:
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
     rows = [list(r) for r in rows]
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
     print("  " + line.rstrip())
     print("  " + "  ".join("-" * w for w in widths))
     for r in rows:
-        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
 def target(name: str, ok: bool, figure: str) -> None:
@@ -175,44 +177,28 @@ def measure_fresh_many(
     return [Timing(min(p), statistics.median(p), cases[i][1], rounds) for i, p in enumerate(per_op)]
 
 
-def profile_call(label: str, fn: Callable[[], Any], *, top: int = 18, threads: bool = False) -> None:
-    """cProfile ``fn()`` (worker threads too with ``threads``) and print the top functions."""
+def profile_call(label: str, fn: Callable[[], Any], *, top: int = 18) -> None:
+    """cProfile ``fn()`` and print the top functions by own time.  On Python 3.12+ cProfile
+    runs on sys.monitoring and sees every thread (the executor's workers, the MCP loop)."""
     import cProfile
     import io
     import pstats
 
-    profiles: list[cProfile.Profile] = []
-
-    def hook(frame: Any, event: str, arg: Any) -> None:
-        sys.setprofile(None)
-        p = cProfile.Profile()
-        profiles.append(p)
-        p.enable()
-
-    main = cProfile.Profile()
-    if threads:
-        threading.setprofile(hook)
-    main.enable()
+    prof = cProfile.Profile()
+    prof.enable()
     try:
         fn()
     finally:
-        main.disable()
-        if threads:
-            threading.setprofile(None)  # type: ignore[arg-type]
-    stats = pstats.Stats(main)
-    for p in profiles:
-        try:
-            stats.add(p)
-        except Exception:  # a profiler whose thread never produced an event
-            pass
+        prof.disable()
     buf = io.StringIO()
-    stats.stream = buf  # type: ignore[attr-defined]
-    stats.sort_stats("tottime").print_stats(top)
-    print(f"\n  profile: {label} (cProfile, sorted by own time{', all threads' if threads else ''})")
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(top)
+    scope = "all threads" if sys.version_info >= (3, 12) else "this thread only"
+    print(f"\n  profile: {label} (cProfile, {scope}, sorted by own time)")
     lines = buf.getvalue().splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls")), 0)
     for ln in lines[start : start + top + 1]:
-        print("    " + ln.replace(ROOT + "/", "").replace(sys.prefix, "<venv>")[:150])
+        ln = ln.replace(ROOT + "/", "").replace(sys.prefix + "/lib/python3.12/site-packages/", "")
+        print("    " + ln.replace(sys.base_prefix + "/lib/", "")[:160])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -236,40 +222,23 @@ def agenttool_module() -> Any:
     return agenttool
 
 
-def use_parts(at: Any) -> list[str]:
-    """Before the merge: take schema_of/validator from parts/ where agenttool lacks them."""
-    patched: list[str] = []
-    if not hasattr(at, "schema_of"):
-        try:
-            import parts.schema as ps
-
-            for name in ("schema_of", "decode", "_arg_spec", "_doc_summary"):
-                setattr(at, name, getattr(ps, name))
-            patched.append("schema_of (parts/schema.py)")
-        except Exception as exc:
-            print(f"bench: --parts: parts/schema.py: {type(exc).__name__}: {exc}")
-    if not hasattr(at, "validator"):
-        try:
-            import parts.validator as pv
-
-            at.validator = pv.validator
-            at.Validator = pv.Validator
-            patched.append("validator (parts/validator.py)")
-        except Exception as exc:
-            print(f"bench: --parts: parts/validator.py: {type(exc).__name__}: {exc}")
-    return patched
-
-
-def describe_machine(at: Any, patched: list[str]) -> None:
+def describe_machine(at: Any) -> None:
     commit = "?"
     try:
-        commit = subprocess.run(
-            ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, timeout=10,
-        ).stdout.strip() or "?"
+        commit = (
+            subprocess.run(
+                ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
+            or "?"
+        )
         dirty = subprocess.run(
             ["git", "-C", ROOT, "status", "--porcelain", "--", "agenttool.py", "agenttool_mcp.py"],
-            capture_output=True, text=True, timeout=10,
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout.strip()
         commit += " + uncommitted changes" if dirty else ""
     except Exception:
@@ -287,12 +256,14 @@ def describe_machine(at: Any, patched: list[str]) -> None:
     print(f"  machine   {platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores")
     try:
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-        print(f"  load      {load} (1, 5, 15 min) at start: above the core count means noisy figures")
+        print(
+            f"  load      {load} (1, 5, 15 min) at start: above the core count means noisy figures"
+        )
     except OSError:
         pass
-    print(f"  python    {platform.python_implementation()} {platform.python_version()} ({sys.executable})")
-    print(f"  agenttool {getattr(at, '__version__', 'not importable')} at {commit}"
-          + (f"; pre-merge parts used: {', '.join(patched)}" if patched else ""))
+    impl = f"{platform.python_implementation()} {platform.python_version()}"
+    print(f"  python    {impl} ({sys.executable})")
+    print(f"  agenttool {getattr(at, '__version__', 'not importable')} at {commit}")
     peers = ["pydantic", "pydantic-core", "jsonschema", "fastjsonschema", "mcp"]
     print("  peers     " + ", ".join(f"{p} {version_of(p)}" for p in peers))
 
@@ -322,7 +293,9 @@ _PROBE = (
 def _one_import(stmt: str) -> tuple[float, float]:
     """Wall time of a fresh interpreter running ``stmt``, and the statement's own time in it."""
     t0 = time.perf_counter_ns()
-    out = subprocess.run([sys.executable, "-c", _PROBE.format(stmt=stmt)], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(stmt=stmt)], capture_output=True, text=True
+    )
     wall = time.perf_counter_ns() - t0
     if out.returncode != 0:
         raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed")
@@ -365,17 +338,25 @@ def bench_import(args: argparse.Namespace) -> None:
             continue
         over = med[stmt] - med["pass"]
         over_low = low[stmt] - low["pass"]
-        cells = [label, f"{over / 1e6:.1f} / {over_low / 1e6:.1f} ms",
-                 f"{med_in[stmt] / 1e6:.1f} / {low_in[stmt] / 1e6:.1f} ms"]
+        cells = [
+            label,
+            f"{over / 1e6:.1f} / {over_low / 1e6:.1f} ms",
+            f"{med_in[stmt] / 1e6:.1f} / {low_in[stmt] / 1e6:.1f} ms",
+        ]
         if stmt == floor_stmt or floor_stmt not in med:
             cells += ["", ""]
         else:
             floor = med[floor_stmt] - med["pass"]
             floor_low = low[floor_stmt] - low["pass"]
-            cells += [f"{(over - floor) / 1e6:+.1f} / {(over_low - floor_low) / 1e6:+.1f} ms",
-                      f"{fmt_ratio(over / floor)} / {fmt_ratio(over_low / floor_low)}"]
+            cells += [
+                f"{(over - floor) / 1e6:+.1f} / {(over_low - floor_low) / 1e6:+.1f} ms",
+                f"{fmt_ratio(over / floor)} / {fmt_ratio(over_low / floor_low)}",
+            ]
         rows.append(cells)
-    table(["statement (median / min)", "over bare, wall", "in-process", "over the floor", "x floor"], rows)
+    table(
+        ["statement (median / min)", "over bare, wall", "in-process", "over the floor", "x floor"],
+        rows,
+    )
     if "import agenttool" in med and floor_stmt in med:
         extra_low = (low["import agenttool"] - low["pass"]) - (low[floor_stmt] - low["pass"])
         extra_med = (med["import agenttool"] - med["pass"]) - (med[floor_stmt] - med["pass"])
@@ -423,6 +404,18 @@ def import_profile() -> None:
         total = next((c for s, c, nm in ours if nm.strip() == "agenttool"), None)
         if total is not None and (best_total is None or total < best_total):
             best, best_total = ours, total
+    body = (
+        f"import {FLOOR}\nimport cProfile, pstats, io\np = cProfile.Profile()\np.enable()\n"
+        "import agenttool\np.disable()\nb = io.StringIO()\n"
+        "pstats.Stats(p, stream=b).sort_stats('cumulative').print_stats(14)\nprint(b.getvalue())"
+    )
+    out = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    start = next((i for i, ln in enumerate(lines) if "function calls" in ln), 0)
+    print("\n  profile: cProfile of agenttool's module body after the floor (cumulative)")
+    for ln in lines[start:]:
+        if ln.strip() and not ln.lstrip().startswith(("Ordered by", "List reduced")):
+            print("    " + ln.replace(ROOT + "/", "").replace(sys.base_prefix + "/lib/", "")[:150])
     if not best:
         return
     print("\n  profile: -X importtime of `import agenttool` after the floor (best of 5 runs, us)")
@@ -564,14 +557,23 @@ def bench_schema(at: Any, args: argparse.Namespace) -> None:
             t_theirs = timings[1]
             r = t_theirs.best / t_ours.best
             ratios.append((label, r))
-            rows.append([label, fmt_ns(t_ours.best), fmt_ns(t_theirs.best) + f" ({how})", fmt_ratio(r) + " faster" if r >= 1 else fmt_ratio(1 / r) + " slower"])
+            rows.append(
+                [
+                    label,
+                    fmt_ns(t_ours.best),
+                    fmt_ns(t_theirs.best) + f" ({how})",
+                    fmt_ratio(r) + " faster" if r >= 1 else fmt_ratio(1 / r) + " slower",
+                ]
+            )
         else:
             rows.append([label, fmt_ns(t_ours.best), "pydantic absent", ""])
     table(["shape", "agenttool", "pydantic", "agenttool vs pydantic"], rows)
     if not registration_ok:
         print(f"  (agenttool.tool(fn) not measured: {reg_reason})")
     else:
-        print("  'whole tool' is agenttool.tool(fn): schema, decoder and compiled validator, against")
+        print(
+            "  'whole tool' is agenttool.tool(fn): schema, decoder and compiled validator, against"
+        )
         print("  pydantic's model (its validator) plus its JSON schema.")
     for label, r in ratios:
         if label.startswith("whole tool"):
@@ -579,12 +581,16 @@ def bench_schema(at: Any, args: argparse.Namespace) -> None:
         target(f"schema generation >= 10x faster than pydantic ({label})", r >= 10, fmt_ratio(r))
     if args.profile:
         objs = [fresh_namespace(10_000 + i) for i in range(200)]
-        profile_call("agenttool.schema_of(fn) x200, fresh functions",
-                     lambda: [at.schema_of(ns["search_contacts"]) for ns in objs])
+        profile_call(
+            "agenttool.schema_of(fn) x200, fresh functions",
+            lambda: [at.schema_of(ns["search_contacts"]) for ns in objs],
+        )
         if registration_ok:
             objs2 = [fresh_namespace(20_000 + i) for i in range(200)]
-            profile_call("agenttool.tool(fn) x200, fresh functions",
-                         lambda: [at.tool(ns["search_contacts"]) for ns in objs2])
+            profile_call(
+                "agenttool.tool(fn) x200, fresh functions",
+                lambda: [at.tool(ns["search_contacts"]) for ns in objs2],
+            )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -602,7 +608,12 @@ SMALL_SCHEMA: dict[str, Any] = {
     "required": ["path"],
     "additionalProperties": False,
 }
-SMALL_ARGS: dict[str, Any] = {"path": "/srv/data/report.csv", "limit": 50, "recursive": True, "mode": "fast"}
+SMALL_ARGS: dict[str, Any] = {
+    "path": "/srv/data/report.csv",
+    "limit": 50,
+    "recursive": True,
+    "mode": "fast",
+}
 
 EVERYTHING_ARGS: dict[str, Any] = {
     "str": "hello",
@@ -646,8 +657,13 @@ ARRAY_SCHEMA: dict[str, Any] = {
 }
 ARRAY_ARGS: dict[str, Any] = {
     "rows": [
-        {"id": i, "name": f"row {i}", "tags": ["a", "b", "c"][: i % 4], "point": {"x": i * 0.5, "y": -i},
-         "active": i % 2 == 0}
+        {
+            "id": i,
+            "name": f"row {i}",
+            "tags": ["a", "b", "c"][: i % 4],
+            "point": {"x": i * 0.5, "y": -i},
+            "active": i % 2 == 0,
+        }
         for i in range(100)
     ]
 }
@@ -671,7 +687,8 @@ def pydantic_types() -> dict[str, Any]:
         name: str
         Tags: list[str]
 
-    everything = TypedDict(  # type: ignore[operator]
+    # functional syntax: the keys are the corpus's, some of them builtins' names
+    Everything = TypedDict(  # noqa: UP013
         "Everything",
         {
             "str": str,
@@ -709,7 +726,7 @@ def pydantic_types() -> dict[str, Any]:
         rows: list[Row]
 
     del Optional
-    return {"small": Small, "everything": everything, "array of 100": Batch}
+    return {"small": Small, "everything": Everything, "array of 100": Batch}
 
 
 def bench_validation(at: Any, args: argparse.Namespace) -> None:
@@ -758,8 +775,16 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
         ptypes = {}
         print("  (pydantic absent)")
 
-    header = ["schema", "json.loads", "agenttool validate", "validate_json", "fastjsonschema",
-              "jsonschema", "pydantic py", "pydantic json"]
+    header = [
+        "schema",
+        "json.loads",
+        "agenttool validate",
+        "validate_json",
+        "fastjsonschema",
+        "jsonschema",
+        "pydantic py",
+        "pydantic json",
+    ]
     rows = []
     checks: list[tuple[str, float, float]] = []
     for label, schema, value in schemas:
@@ -769,7 +794,10 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
         assert v.validate_json(text) == value
         names = ["json.loads", "validate", "validate_json"]
         cases: list[tuple[Callable[[Any], Any], Any]] = [
-            (json.loads, text), (v.validate, value), (v.validate_json, text)]
+            (json.loads, text),
+            (v.validate, value),
+            (v.validate_json, text),
+        ]
         if "fastjsonschema" in peers:
             fjs = peers["fastjsonschema"].compile(schema, use_formats=False)
             fjs(value)
@@ -786,31 +814,53 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
             ta.validate_json(text)
             names += ["pydantic py", "pydantic json"]
             cases += [(ta.validate_python, value), (ta.validate_json, text)]
-        got = dict(zip(names, measure_many(cases, rounds=args.rounds, min_round_ns=args.round_ns)))
+        timings = measure_many(cases, rounds=args.rounds, min_round_ns=args.round_ns)
+        got = dict(zip(names, timings, strict=True))
         t_loads, t_val, t_vj = got["json.loads"], got["validate"], got["validate_json"]
-        row = [f"{label} ({len(text)} B)", fmt_ns(t_loads.best), fmt_ns(t_val.best),
-               f"{fmt_ns(t_vj.best)} ({fmt_ratio(t_vj.best / t_loads.best)} loads)"]
+        row = [
+            f"{label} ({len(text)} B)",
+            fmt_ns(t_loads.best),
+            fmt_ns(t_val.best),
+            f"{fmt_ns(t_vj.best)} ({fmt_ratio(t_vj.best / t_loads.best)} loads)",
+        ]
         for peer in ("fastjsonschema", "jsonschema", "pydantic py", "pydantic json"):
             t = got.get(peer)
             row.append(f"{fmt_ns(t.best)} ({fmt_ratio(t.best / t_val.best)})" if t else "-")
         t_fjs = got["fastjsonschema"].best if "fastjsonschema" in got else float("nan")
         rows.append(row)
-        checks.append((label, t_val.best / t_fjs if t_fjs == t_fjs else float("nan"), t_vj.best / t_loads.best))
+        checks.append(
+            (
+                label,
+                t_val.best / t_fjs if t_fjs == t_fjs else float("nan"),
+                t_vj.best / t_loads.best,
+            )
+        )
     table(header, rows)
     for label, r_fjs, r_loads in checks:
         if r_fjs == r_fjs:
-            target(f"validate no slower than fastjsonschema ({label})", r_fjs <= 1.0,
-                   f"{fmt_ratio(r_fjs)} fastjsonschema's time")
-        target(f"validate_json within 2x of json.loads ({label})", r_loads <= 2.0,
-               f"{fmt_ratio(r_loads)} json.loads")
+            target(
+                f"validate no slower than fastjsonschema ({label})",
+                r_fjs <= 1.0,
+                f"{fmt_ratio(r_fjs)} fastjsonschema's time",
+            )
+        target(
+            f"validate_json within 2x of json.loads ({label})",
+            r_loads <= 2.0,
+            f"{fmt_ratio(r_loads)} json.loads",
+        )
     if args.profile:
         for label, schema, value in schemas:
             text = json.dumps(value)
             v = at.validator(schema)
             number = max(1, calibrate(v.validate_json, text, 200e6))
-            profile_call(f"validate_json on {label!r} x{number}",
-                         lambda v=v, text=text, number=number: [v.validate_json(text) for _ in range(number)],
-                         top=10)
+
+            def repeat(
+                check: Callable[[str], Any] = v.validate_json, t: str = text, n: int = number
+            ) -> None:
+                for _ in range(n):
+                    check(t)
+
+            profile_call(f"validate_json on {label!r} x{number}", repeat, top=10)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -883,9 +933,36 @@ def bench_executor(at: Any, args: argparse.Namespace) -> None:
     ex, pool = min(ex_t), min(pool_t)
     serial_t = measure(noop.execute, calls[0], rounds=args.rounds, min_round_ns=args.round_ns).best
     rows = [
-        [f"{n:,} no-op calls", fmt_ns(ex), fmt_ns(pool), fmt_ratio(ex / pool),
-         f"{fmt_ns(ex / n)} vs {fmt_ns(pool / n)}"],
+        [
+            f"{n:,} no-op calls",
+            fmt_ns(ex),
+            fmt_ns(pool),
+            fmt_ratio(ex / pool),
+            f"{fmt_ns(ex / n)} vs {fmt_ns(pool / n)}",
+        ],
     ]
+    # A batch of one (information): what one call costs through each, workers made per batch.
+    one = [jobs[0]]
+
+    def one_executor(_: Any) -> None:
+        at.Executor().results(one)
+
+    def one_pool(_: Any) -> None:
+        with ThreadPoolExecutor(8) as p:
+            p.submit(noop.execute, calls[0]).result()
+
+    t_one_ex, t_one_pool = measure_many(
+        [(one_executor, None), (one_pool, None)], rounds=args.rounds, min_round_ns=args.round_ns
+    )
+    rows.append(
+        [
+            "a batch of 1 no-op call",
+            fmt_ns(t_one_ex.best),
+            fmt_ns(t_one_pool.best),
+            fmt_ratio(t_one_ex.best / t_one_pool.best),
+            "(information, no target)",
+        ]
+    )
     # Parallel efficiency.
     slow, _ = make_tool(at, _io_bound)
     sjobs = [at.Job(slow, at.Call(id=f"s{i}", args="{}")) for i in range(8)]
@@ -901,27 +978,41 @@ def bench_executor(at: Any, args: argparse.Namespace) -> None:
     par_ex: list[float] = []
     par_pool_t: list[float] = []
     for _ in range(args.rounds):
-        for fn, sink in ((par_executor, par_ex), (par_pool, par_pool_t)):
+        for batch, sink in ((par_executor, par_ex), (par_pool, par_pool_t)):
             t0 = time.perf_counter_ns()
-            fn()
+            batch()
             sink.append(time.perf_counter_ns() - t0)
     pe, pp = min(par_ex), min(par_pool_t)
-    rows.append(["8 calls of 100 ms", fmt_ns(pe), fmt_ns(pp), fmt_ratio(pe / pp),
-                 f"{fmt_ratio(pe / 100e6)} / {fmt_ratio(pp / 100e6)} of 100 ms"])
-    table(["batch", "agenttool Executor", "bare ThreadPoolExecutor(8)", "ratio", "per call / ideal"], rows)
+    rows.append(
+        [
+            "8 calls of 100 ms",
+            fmt_ns(pe),
+            fmt_ns(pp),
+            fmt_ratio(pe / pp),
+            f"{fmt_ratio(pe / 100e6)} / {fmt_ratio(pp / 100e6)} of 100 ms",
+        ]
+    )
+    table(
+        ["batch", "agenttool Executor", "bare ThreadPoolExecutor(8)", "ratio", "per call / ideal"],
+        rows,
+    )
     print(f"  one call of the tool's execute alone, on the caller's thread: {fmt_ns(serial_t)}")
     target("executor overhead <= 1.5x a bare pool", ex / pool <= 1.5, fmt_ratio(ex / pool))
-    target("parallel efficiency within 10% of 100 ms", pe <= 110e6,
-           f"{fmt_ns(pe)} = {fmt_ratio(pe / 100e6)} ideal (median {fmt_ns(statistics.median(par_ex))})")
+    target(
+        "parallel efficiency within 10% of 100 ms",
+        pe <= 110e6,
+        f"{fmt_ns(pe)} = {fmt_ratio(pe / 100e6)} ideal "
+        f"(median {fmt_ns(statistics.median(par_ex))})",
+    )
     if args.profile:
         small = jobs[:2000]
-        profile_call("Executor().results(2,000 no-op jobs)", lambda: at.Executor().results(small), threads=True)
+        profile_call("Executor().results(2,000 no-op jobs)", lambda: at.Executor().results(small))
 
         def pool_small() -> None:
             with ThreadPoolExecutor(8) as p:
                 list(p.map(noop.execute, calls[:2000]))
 
-        profile_call("ThreadPoolExecutor(8).map(execute, 2,000 calls)", pool_small, threads=True)
+        profile_call("ThreadPoolExecutor(8).map(execute, 2,000 calls)", pool_small)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -930,12 +1021,14 @@ def bench_executor(at: Any, args: argparse.Namespace) -> None:
 
 
 def _sdk_server() -> Any:
-    """The SDK's high-level server with one tool, echo(text) -> text."""
+    """The SDK's high-level server with one tool, echo(text) -> text.  Without structured
+    output, so that its answer on the wire is the one build_server gives: one text block (the
+    default adds an outputSchema and structuredContent, which the client then validates)."""
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer("bench-sdk")
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def echo(text: str) -> str:
         """Echo the text back."""
         return text
@@ -951,7 +1044,11 @@ def _echo_tool(at: Any) -> Any:
     try:
         return at.tool(echo)
     except Exception:
-        schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+        schema = {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        }
 
         def raw(call: Any) -> str:
             a = call.args if isinstance(call.args, dict) else json.loads(call.args or "{}")
@@ -967,9 +1064,10 @@ async def _raw_client_calls(server: Any, number: int, rounds: int, warm: int) ->
     per_op: list[float] = []
     async with Client(server, mode="legacy", cache=None) as client:
         await client.list_tools()
-        for _ in range(warm):
-            r = await client.call_tool("echo", {"text": "hi"})
+        r = await client.call_tool("echo", {"text": "hi"})
         assert not r.is_error, r
+        for _ in range(warm):
+            await client.call_tool("echo", {"text": "hi"})
         for _ in range(rounds):
             gc.collect()
             t0 = time.perf_counter_ns()
@@ -999,12 +1097,14 @@ def _raw_client_bridged(server: Any, number: int, rounds: int, warm: int) -> lis
 
     per_op: list[float] = []
     try:
-        ready: "asyncio.Future[Any]" = asyncio.run_coroutine_threadsafe(_make_future(), loop).result()
+        ready: asyncio.Future[Any] = asyncio.run_coroutine_threadsafe(_make_future(), loop).result()
         holder = asyncio.run_coroutine_threadsafe(hold(ready), loop)
         client = asyncio.run_coroutine_threadsafe(_await(ready), loop).result(30)
 
         def one() -> Any:
-            return asyncio.run_coroutine_threadsafe(client.call_tool("echo", {"text": "hi"}), loop).result()
+            return asyncio.run_coroutine_threadsafe(
+                client.call_tool("echo", {"text": "hi"}), loop
+            ).result()
 
         for _ in range(warm):
             one()
@@ -1031,7 +1131,9 @@ async def _await(fut: "asyncio.Future[Any]") -> Any:
     return await fut
 
 
-def _remote_sync_calls(am: Any, at: Any, server: Any, number: int, rounds: int, warm: int) -> list[float]:
+def _remote_sync_calls(
+    am: Any, at: Any, server: Any, number: int, rounds: int, warm: int
+) -> list[float]:
     """Round trips of agenttool_mcp's remote tool, ``.execute(Call(...))`` from this thread."""
     per_op: list[float] = []
     with am.connect(server=server) as remote:
@@ -1049,7 +1151,9 @@ def _remote_sync_calls(am: Any, at: Any, server: Any, number: int, rounds: int, 
     return per_op
 
 
-async def _remote_async_calls(am: Any, server: Any, number: int, rounds: int, warm: int) -> list[float]:
+async def _remote_async_calls(
+    am: Any, server: Any, number: int, rounds: int, warm: int
+) -> list[float]:
     """Round trips of agenttool_mcp's AsyncRemote.call, awaited on this loop."""
     per_op: list[float] = []
     async with am.aconnect(server=server) as remote:
@@ -1076,12 +1180,10 @@ def bench_mcp(at: Any, args: argparse.Namespace) -> None:
         "another thread by run_coroutine_threadsafe(...).result() (what any synchronous facade "
         "costs at least).  Server side: the raw SDK Client calling echo on "
         "agenttool_mcp.build_server([tool]) against the SDK MCPServer serving the same "
-        f"function.  {n} calls per pass after {warm} warm-up calls on a fresh connection; "
+        "function (structured_output=False: the same text block on the wire).  "
+        f"{n} calls per pass after {warm} warm-up calls on a fresh connection; "
         f"{passes} passes over all contenders, round-robin; best pass.",
     )
-    if sys.version_info < (3, 10):
-        unavailable("mcp", "the mcp SDK needs Python 3.10+")
-        return
     try:
         import mcp  # noqa: F401
     except ImportError:
@@ -1131,24 +1233,54 @@ def bench_mcp(at: Any, args: argparse.Namespace) -> None:
         return
     rows.append(["raw SDK Client, awaited", "", fmt_ns(raw), ""])
     if "bridged" in best:
-        rows.append(["raw SDK Client from a thread (run_coroutine_threadsafe)", "", fmt_ns(best["bridged"]),
-                     f"{fmt_ratio(best['bridged'] / raw)} (the sync floor)"])
+        rows.append(
+            [
+                "raw SDK Client from a thread (run_coroutine_threadsafe)",
+                "",
+                fmt_ns(best["bridged"]),
+                f"{fmt_ratio(best['bridged'] / raw)} (the sync floor)",
+            ]
+        )
     if "sync" in best:
-        rows.append(["client: remote tool .execute(Call) (sync)", fmt_ns(best["sync"]), fmt_ns(raw),
-                     fmt_ratio(best["sync"] / raw)])
+        rows.append(
+            [
+                "client: remote tool .execute(Call) (sync)",
+                fmt_ns(best["sync"]),
+                fmt_ns(raw),
+                fmt_ratio(best["sync"] / raw),
+            ]
+        )
     if "async" in best:
-        rows.append(["client: AsyncRemote.call (async)", fmt_ns(best["async"]), fmt_ns(raw),
-                     fmt_ratio(best["async"] / raw)])
+        rows.append(
+            [
+                "client: AsyncRemote.call (async)",
+                fmt_ns(best["async"]),
+                fmt_ns(raw),
+                fmt_ratio(best["async"] / raw),
+            ]
+        )
     if "server ours" in best and "server sdk" in best:
-        rows.append(["server: build_server vs MCPServer, raw client", fmt_ns(best["server ours"]),
-                     fmt_ns(best["server sdk"]), fmt_ratio(best["server ours"] / best["server sdk"])])
+        rows.append(
+            [
+                "server: build_server vs MCPServer, raw client",
+                fmt_ns(best["server ours"]),
+                fmt_ns(best["server sdk"]),
+                fmt_ratio(best["server ours"] / best["server sdk"]),
+            ]
+        )
     table(["round trip", "agenttool_mcp", "raw SDK", "ratio"], rows)
     if "sync" in best:
-        target("MCP client round trip within 1.2x the raw SDK (sync execute)", best["sync"] / raw <= 1.2,
-               fmt_ratio(best["sync"] / raw))
+        target(
+            "MCP client round trip within 1.2x the raw SDK (sync execute)",
+            best["sync"] / raw <= 1.2,
+            fmt_ratio(best["sync"] / raw),
+        )
     if "async" in best:
-        target("MCP client round trip within 1.2x the raw SDK (AsyncRemote.call)", best["async"] / raw <= 1.2,
-               fmt_ratio(best["async"] / raw))
+        target(
+            "MCP client round trip within 1.2x the raw SDK (AsyncRemote.call)",
+            best["async"] / raw <= 1.2,
+            fmt_ratio(best["async"] / raw),
+        )
     if "server ours" in best and "server sdk" in best:
         r = best["server ours"] / best["server sdk"]
         target("MCP server round trip within 1.2x the SDK's MCPServer", r <= 1.2, fmt_ratio(r))
@@ -1156,13 +1288,19 @@ def bench_mcp(at: Any, args: argparse.Namespace) -> None:
         with am.connect(server=sdk_server) as remote:
             t = remote.lookup("echo")
             call = at.Call(id="c", args={"text": "hi"})
-            profile_call("remote tool .execute(Call) x300, all threads (the caller and the loop)",
-                         lambda: [t.execute(call) for _ in range(300)], threads=True)
+            profile_call(
+                "remote tool .execute(Call) x300, all threads (the caller and the loop)",
+                lambda: [t.execute(call) for _ in range(300)],
+            )
     if args.profile and "server ours" in best:
-        profile_call("raw client -> build_server, 300 calls, all threads",
-                     lambda: asyncio.run(_raw_client_calls(our_server, 300, 1, 0)), threads=True)
-        profile_call("raw client -> MCPServer, 300 calls, all threads",
-                     lambda: asyncio.run(_raw_client_calls(_sdk_server(), 300, 1, 0)), threads=True)
+        profile_call(
+            "raw client -> build_server, 300 calls, all threads",
+            lambda: asyncio.run(_raw_client_calls(our_server, 300, 1, 0)),
+        )
+        profile_call(
+            "raw client -> MCPServer, 300 calls, all threads",
+            lambda: asyncio.run(_raw_client_calls(_sdk_server(), 300, 1, 0)),
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1172,12 +1310,22 @@ SECTIONS = ["import", "schema", "validation", "executor", "mcp"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
-    ap.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test; figures are rougher)")
-    ap.add_argument("--profile", action="store_true", help="also print a cProfile / -X importtime profile per section")
-    ap.add_argument("--parts", action="store_true",
-                    help="before the merge: take schema_of/validator from parts/ where agenttool.py lacks them")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help="comma-separated sections: " + ", ".join(SECTIONS),
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="fewer rounds (a smoke test; figures are rougher)"
+    )
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="also print a cProfile / -X importtime profile per section",
+    )
     args = ap.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(only) - set(SECTIONS)
@@ -1186,17 +1334,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     q = args.quick
     args.rounds = 3 if q else 5
     args.round_ns = 20e6 if q else 50e6
-    args.import_runs = 8 if q else 20
+    args.import_runs = 8 if q else 30
     args.schema_number = 40 if q else 100
     args.executor_calls = 10_000
-    args.executor_rounds = 2 if q else 4
+    args.executor_rounds = 2 if q else 5
     args.mcp_calls = 50 if q else 200
-    args.mcp_rounds = 2 if q else 3
+    args.mcp_rounds = 2 if q else 5
 
     started = time.perf_counter()
     at = agenttool_module()
-    patched = use_parts(at) if (args.parts and at is not None) else []
-    describe_machine(at, patched)
+    describe_machine(at)
     steps: dict[str, Callable[[], None]] = {
         "import": lambda: bench_import(args),
         "schema": lambda: bench_schema(at, args),
@@ -1216,13 +1363,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc(limit=4, file=sys.stdout)
             MISSES.append(f"{name}: failed ({type(exc).__name__}: {exc})")
     print()
-    print(f"Summary: {len(PASSES)} targets met, {len(MISSES)} missed or not measured "
-          f"({time.perf_counter() - started:.0f} s)")
+    print(
+        f"Summary: {len(PASSES)} targets met, {len(MISSES)} missed or not measured "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
     for m in MISSES:
         print(f"  MISS {m}")
     try:
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-        print(f"  load at the end: {load}; on a shared or loaded machine rerun before trusting a ratio")
+        print(
+            f"  load at the end: {load}; on a shared or loaded machine, "
+            "rerun before trusting a ratio"
+        )
     except OSError:
         pass
     return 0
