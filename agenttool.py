@@ -18,7 +18,6 @@ import enum
 import functools
 import inspect
 import json
-import math
 import os
 import re
 import sys
@@ -2210,11 +2209,17 @@ def _dup(items: Any) -> tuple[int, int] | None:
     return None
 
 
+def _is_finite(f: float) -> bool:
+    """Whether a float is neither NaN nor infinite (``f - f`` is NaN for those); spares
+    importing ``math`` for one test."""
+    return f - f == 0.0
+
+
 def _multiple_of(v: Any, m: Any) -> bool:
     """Exact ``multipleOf`` on the numbers as written (0.0075 is a multiple of 0.0001)."""
     if isinstance(v, int) and isinstance(m, int):
         return v % m == 0
-    if isinstance(v, float) and not math.isfinite(v):
+    if isinstance(v, float) and not _is_finite(v):
         return False
     if isinstance(m, int) and isinstance(v, float) and v.is_integer():
         return int(v) % m == 0
@@ -2538,7 +2543,7 @@ class _Compiler:
         """A number or string as a Python literal; anything else as a constant."""
         if isinstance(value, str):
             return repr(value)
-        if isinstance(value, float) and math.isfinite(value):
+        if isinstance(value, float) and _is_finite(value):
             return repr(value)
         if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() < 3000:
             return repr(value)
@@ -4095,18 +4100,21 @@ class FunctionTool:
         self._confined = confined
         self._replay = replay
         self._raw = raw
-        self._is_async = inspect.iscoroutinefunction(fn)
         self._decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self._validator: Validator | None = None
+        self._unchecked: dict[str, Any] | None = None  # a schema to compile on the first call
         try:
             if raw or parameters is not None:
                 self.parameters: dict[str, Any] | None = parameters
-                checked = bool(validate) and parameters is not None
+                if validate and parameters is not None:
+                    self._validator = validator(parameters)  # a bad supplied schema fails now
             else:
                 spec = _arg_spec(fn, strict=strict, struct=struct)
                 self.parameters = spec.schema
                 self._decode = spec.decode
-                checked = validate is not False
-            self._validator = validator(self.parameters) if checked and self.parameters else None
+                # A generated schema always compiles; compiling it on the first call keeps
+                # registration cheap (the validator costs more to build than the schema).
+                self._unchecked = spec.schema if validate is not False else None
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"agenttool: tool {self.name!r}: {exc}") from exc
         functools.update_wrapper(self, fn)
@@ -4139,16 +4147,17 @@ class FunctionTool:
 
     def _run(self, call: Call, scope: _Scope) -> Result:
         if self._raw:
+            if self._validator is not None:  # a raw tool reads call.args itself
+                self._validator.validate(_parse_arguments(call.args))
             value = self.fn(call)
         else:
             args = _parse_arguments(call.args)
+            if self._validator is None and self._unchecked is not None:
+                self._validator = validator(self._unchecked)
             if self._validator is not None:
                 self._validator.validate(args)
-            kwargs = self._decode(args) if self._decode is not None else args
-            value = self.fn(**kwargs) if not self._is_async else None
-            if self._is_async:
-                value = _run_async(self.fn(**kwargs), scope)
-        if self._raw and inspect.isawaitable(value):
+            value = self.fn(**(self._decode(args) if self._decode is not None else args))
+        if inspect.isawaitable(value):
             value = _run_async(value, scope)
         return output(value)
 
@@ -4568,6 +4577,62 @@ class _JobState:
             self.events.put(Event(self.index, True, result, error))
 
 
+class _WorkerPool:
+    """The threads every executor's batches run on.  A batch hands the pool one function per
+    worker it needs; a thread left idle for ``idle_seconds`` exits, so a busy agent reuses
+    threads (starting one costs more than a small call) and a quiet process keeps none."""
+
+    def __init__(self, idle_seconds: float) -> None:
+        self.idle_seconds = idle_seconds
+        self._lock = threading.Lock()
+        self._idle = 0  # idle threads no task has been handed to yet
+        self._tasks: queue.SimpleQueue[Callable[[], None]] | None = None
+        self._threads: set[threading.Thread] = set()
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on an idle thread, or on a new one when none is idle."""
+        with self._lock:
+            if self._tasks is None:
+                import queue
+
+                self._tasks = queue.SimpleQueue()
+            self._tasks.put(fn)
+            if self._idle:
+                self._idle -= 1
+                return
+            thread = threading.Thread(target=self._work, name="agenttool-worker", daemon=True)
+            self._threads.add(thread)
+        thread.start()
+
+    def threads(self) -> list[threading.Thread]:
+        """The pool's threads now, idle or not."""
+        with self._lock:
+            return list(self._threads)
+
+    def _work(self) -> None:
+        import queue
+
+        assert self._tasks is not None
+        while True:
+            try:
+                fn = self._tasks.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle:  # no task is on its way to this thread: retire
+                        self._idle -= 1
+                        self._threads.discard(threading.current_thread())
+                        return
+                continue
+            try:
+                fn()
+            finally:
+                with self._lock:
+                    self._idle += 1
+
+
+_workers = _WorkerPool(idle_seconds=2.0)
+
+
 def _next_event(
     events: queue.SimpleQueue[Event], cancel: threading.Event | None, batch: _Cancellation
 ) -> Event:
@@ -4665,22 +4730,24 @@ class Executor:
         batch = _Cancellation()
         context = contextvars.copy_context()
 
-        def work() -> None:
-            while True:
-                chain = ready.get()
-                if chain is None:
-                    return
-                index = chains[chain][position[chain]]
-                self._run(jobs[index], states[index], batch, context)
+        stopped: queue.SimpleQueue[None] = queue.SimpleQueue()
 
-        workers = [
-            threading.Thread(target=work, name=f"agenttool-worker-{n}", daemon=True)
-            for n in range(min(self.max_parallel, len(chains)))
-        ]
+        def work() -> None:
+            try:
+                while True:
+                    chain = ready.get()
+                    if chain is None:
+                        return
+                    index = chains[chain][position[chain]]
+                    self._run(jobs[index], states[index], batch, context)
+            finally:
+                stopped.put(None)
+
+        workers = min(self.max_parallel, len(chains))
         for chain in range(len(chains)):
             ready.put(chain)
-        for worker in workers:
-            worker.start()
+        for _ in range(workers):
+            _workers.submit(work)
         chain_of = {index: c for c, members in enumerate(chains) for index in members}
         pending = len(jobs)
         try:
@@ -4703,10 +4770,10 @@ class Executor:
         finally:
             if pending:
                 batch.cancel()
-            for _ in workers:
+            for _ in range(workers):
                 ready.put(None)
-            for worker in workers:
-                worker.join()
+            for _ in range(workers):
+                stopped.get()
 
     def results(
         self, jobs: Sequence[Job], cancel: threading.Event | None = None
@@ -4777,11 +4844,11 @@ class Executor:
 _FORMATS = ("responses", "chat", "anthropic", "gemini")
 
 # Open Responses, OpenAI (both APIs) and Anthropic share one rule for tool names.
-_NAME_RULE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_NAME_RULE = r"[a-zA-Z0-9_-]{1,64}"
 _NAME_RULE_TEXT = 'letters, digits, "_" and "-", 1 to 64 characters'
 # google-genai 3.6.1 allows 128 characters; Vertex's REST reference says 64.  The stricter
 # length is checked so that one definition works on both services.
-_GEMINI_NAME_RULE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
+_GEMINI_NAME_RULE = r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}"
 _GEMINI_NAME_RULE_TEXT = (
     'a letter or "_" first, then letters, digits, "_", ".", ":" and "-", at most 64 characters'
 )
@@ -4891,10 +4958,8 @@ def _check_name(name: str, format: str) -> None:
         rule, text = _GEMINI_NAME_RULE, _GEMINI_NAME_RULE_TEXT
     else:
         rule, text = _NAME_RULE, _NAME_RULE_TEXT
-    if rule.fullmatch(name) is None:
-        raise ValueError(
-            f'tool "{name}": the name does not fit {format}\'s rule ^{rule.pattern}$ ({text})'
-        )
+    if re.fullmatch(rule, name) is None:
+        raise ValueError(f'tool "{name}": the name does not fit {format}\'s rule ^{rule}$ ({text})')
 
 
 # ---------------------------------------------------------------------------------------------
