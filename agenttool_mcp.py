@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import contextvars
 import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -359,49 +360,6 @@ class _ThreadBus:
         return unsubscribe
 
 
-class _WorkerPool:
-    """Threads for served calls, kept for reuse when idle: a new one starts only when none is
-    idle, so a hanging tool never holds up another call, and an idle one ends after a while."""
-
-    def __init__(self, idle_for: float = 60.0) -> None:
-        import queue
-
-        self._tasks: queue.SimpleQueue[tuple[contextvars.Context, Callable[[], None]]] = (
-            queue.SimpleQueue()
-        )
-        self._lock = threading.Lock()
-        self._idle = 0
-        self._idle_for = idle_for
-
-    def submit(self, ctx: contextvars.Context, fn: Callable[[], None]) -> None:
-        with self._lock:
-            spawn = self._idle == 0
-            if not spawn:
-                self._idle -= 1
-        self._tasks.put((ctx, fn))
-        if spawn:
-            threading.Thread(target=self._work, name="agenttool_mcp call", daemon=True).start()
-
-    def _work(self) -> None:
-        import queue
-
-        while True:
-            try:
-                ctx, fn = self._tasks.get(timeout=self._idle_for)
-            except queue.Empty:
-                with self._lock:
-                    if self._idle > 0 and self._tasks.empty():
-                        self._idle -= 1
-                        return
-                continue  # a task was promised to this worker: take it
-            ctx.run(fn)
-            with self._lock:
-                self._idle += 1
-
-
-_workers = _WorkerPool()
-
-
 class _Run:
     """One served call: the tool runs in a worker thread through the executor; the handler
     reads its events (progress, questions, the final result) from an asyncio queue."""
@@ -431,7 +389,8 @@ class _Run:
         self.abandon: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
-        _workers.submit(contextvars.copy_context(), self._work)
+        # the core's pool of worker threads, which the executor's batches use too
+        at._workers.submit(functools.partial(contextvars.copy_context().run, self._work))
 
     def _post(self, item: tuple[Any, ...]) -> None:
         try:
