@@ -2,8 +2,9 @@
 
 The whole module skips where the ``mcp`` SDK cannot be imported or Python is older than 3.10.
 The node peers (``@modelcontextprotocol/server-everything`` and the Inspector CLI) are found
-through ``AGENTTOOL_NODE_PEERS=<dir>`` (``.ci/node-peers.sh <dir>`` installs them); their tests
-skip, saying why, where ``node`` or that folder is missing.
+in ``AGENTTOOL_NODE_PEERS=<dir>``, else in ``~/.cache/agenttool/node-peers``, where the tests
+install the pinned versions themselves with ``.ci/node-peers.sh`` when they are missing; their
+tests skip, saying why, only where ``node`` is absent or the install failed.
 """
 
 from __future__ import annotations
@@ -1088,18 +1089,37 @@ def _node_peers() -> tuple[str, str]:
     """(server-everything's dist/index.js, the Inspector CLI) or skip, saying why."""
     if shutil.which("node") is None:
         raise unittest.SkipTest("node is not on PATH")
-    root = os.environ.get("AGENTTOOL_NODE_PEERS")
-    if not root:
-        raise unittest.SkipTest("AGENTTOOL_NODE_PEERS is not set (run .ci/node-peers.sh DIR)")
+    root = os.environ.get("AGENTTOOL_NODE_PEERS") or os.path.join(
+        os.path.expanduser("~"), ".cache", "agenttool", "node-peers"
+    )
     mods = os.path.join(root, "node_modules")
     everything = os.path.join(
         mods, "@modelcontextprotocol", "server-everything", "dist", "index.js"
     )
     inspector = os.path.join(mods, ".bin", "mcp-inspector")
+    if not all(os.path.exists(p) for p in (everything, inspector)):
+        _install_node_peers(root)
     for path in (everything, inspector):
         if not os.path.exists(path):
-            raise unittest.SkipTest(f"{path} is missing (run .ci/node-peers.sh {root})")
+            raise unittest.SkipTest(f"{path} is missing: {_NODE_PEERS_INSTALL.get(root, '')}")
     return everything, inspector
+
+
+_NODE_PEERS_INSTALL: dict[str, str] = {}
+
+
+def _install_node_peers(root: str) -> None:
+    """Install the pinned npm peers into ``root`` with .ci/node-peers.sh, once per run."""
+    if root in _NODE_PEERS_INSTALL:
+        return
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".ci", "node-peers.sh")
+    try:
+        done = subprocess.run(
+            ["sh", script, root], capture_output=True, text=True, timeout=600, check=False
+        )
+        _NODE_PEERS_INSTALL[root] = f"npm install exited {done.returncode}: {done.stderr[-500:]}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _NODE_PEERS_INSTALL[root] = f"npm install failed: {exc}"
 
 
 class EverythingTest(_Case):
