@@ -4383,3 +4383,50 @@ class TestReadme(unittest.TestCase):
             promised += [line[2:] for line in block.splitlines() if line.startswith("# Error")]
             for line in promised:
                 self.assertIn(line.split(":")[0] if line.startswith("[[") else line, printed, i)
+
+
+# =============================================================================================
+# The module itself: standard library only, lazy imports
+# =============================================================================================
+
+
+class TestTheModule(unittest.TestCase):
+    def test_agenttool_imports_only_the_standard_library(self) -> None:
+        import ast
+        import importlib.util
+        import sysconfig
+
+        with open(os.path.join(ROOT, "agenttool.py"), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+        stdlib = getattr(sys, "stdlib_module_names", None)
+        paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")}
+        for name in sorted(names):
+            if stdlib is not None:
+                self.assertIn(name, stdlib)
+                continue
+            spec = importlib.util.find_spec(name)  # 3.9: where the module lives
+            self.assertIsNotNone(spec, name)
+            origin = spec.origin or ""  # type: ignore[union-attr]
+            self.assertTrue(
+                origin in ("built-in", "frozen") or any(origin.startswith(p) for p in paths),
+                f"{name} comes from {origin}",
+            )
+
+    def test_importing_agenttool_loads_nothing_it_can_import_later(self) -> None:
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import agenttool; "
+            "print(' '.join(sorted(sys.modules)))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-S", "-E", "-c", code, ROOT], capture_output=True, text=True
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        loaded = set(done.stdout.split())
+        for later in ("asyncio", "concurrent.futures", "uuid", "decimal", "datetime", "queue"):
+            self.assertNotIn(later, loaded)
