@@ -379,24 +379,6 @@ class _DecodeFail(Exception):
         return ValidationError(out, self.msg)
 
 
-def _describe_json(v: Any) -> str:
-    """A JSON value as a message shows it: strings quoted, containers by kind."""
-    if v is None:
-        return "null"
-    if v is True or v is False:
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return json.dumps(v)
-    if isinstance(v, str):
-        s = json.dumps(v if len(v) <= 60 else v[:57] + "...", ensure_ascii=False)
-        return s
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, (list, tuple)):
-        return "array"
-    return type(v).__name__
-
-
 def _join_desc(desc: str | None, extra: str) -> str:
     if not desc:
         return extra
@@ -519,13 +501,13 @@ def _is_none(v: Any) -> bool:
 def _dec_str(v: Any) -> Any:
     if type(v) is str:
         return v
-    raise _DecodeFail(f"expected string, got {_describe_json(v)}")
+    raise _DecodeFail(f"expected string, got {_describe(v)}")
 
 
 def _dec_bool(v: Any) -> Any:
     if v is True or v is False:
         return v
-    raise _DecodeFail(f"expected boolean, got {_describe_json(v)}")
+    raise _DecodeFail(f"expected boolean, got {_describe(v)}")
 
 
 def _dec_int(v: Any) -> Any:
@@ -534,7 +516,7 @@ def _dec_int(v: Any) -> Any:
         return v
     if t is float and v.is_integer():
         return int(v)
-    raise _DecodeFail(f"expected integer, got {_describe_json(v)}")
+    raise _DecodeFail(f"expected integer, got {_describe(v)}")
 
 
 def _dec_float(v: Any) -> Any:
@@ -543,13 +525,13 @@ def _dec_float(v: Any) -> Any:
         return v
     if t is int:
         return float(v)
-    raise _DecodeFail(f"expected number, got {_describe_json(v)}")
+    raise _DecodeFail(f"expected number, got {_describe(v)}")
 
 
 def _dec_none(v: Any) -> Any:
     if v is None:
         return None
-    raise _DecodeFail(f"expected null, got {_describe_json(v)}")
+    raise _DecodeFail(f"expected null, got {_describe(v)}")
 
 
 def _json_key(v: Any) -> tuple[str, Any]:
@@ -597,28 +579,28 @@ def _parse_iso(kind: str, cls: Any) -> Callable[[Any], Any]:
 
     def dec(v: Any) -> Any:
         if type(v) is not str:
-            raise _DecodeFail(f"expected string, got {_describe_json(v)}")
+            raise _DecodeFail(f"expected string, got {_describe(v)}")
         try:
             return fromiso(norm(v))
         except ValueError:
-            raise _DecodeFail(f"expected an ISO 8601 {word}, got {_describe_json(v)}") from None
+            raise _DecodeFail(f"expected an ISO 8601 {word}, got {_describe(v)}") from None
 
     return dec
 
 
 def _dec_base64(v: Any) -> Any:
     if type(v) is not str:
-        raise _DecodeFail(f"expected string, got {_describe_json(v)}")
+        raise _DecodeFail(f"expected string, got {_describe(v)}")
     import base64
     import binascii
 
     s = v.replace("-", "+").replace("_", "/").rstrip("=")
     if len(s) % 4 == 1:
-        raise _DecodeFail(f"expected base64 data, got {_describe_json(v)}")
+        raise _DecodeFail(f"expected base64 data, got {_describe(v)}")
     try:
         return base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
     except (binascii.Error, ValueError):
-        raise _DecodeFail(f"expected base64 data, got {_describe_json(v)}") from None
+        raise _DecodeFail(f"expected base64 data, got {_describe(v)}") from None
 
 
 def _converter(cls: Any, word: str) -> Callable[[Any], Any]:
@@ -626,11 +608,11 @@ def _converter(cls: Any, word: str) -> Callable[[Any], Any]:
 
     def dec(v: Any) -> Any:
         if type(v) is not str:
-            raise _DecodeFail(f"expected string, got {_describe_json(v)}")
+            raise _DecodeFail(f"expected string, got {_describe(v)}")
         try:
             return cls(v)
         except (ValueError, TypeError, ArithmeticError):
-            raise _DecodeFail(f"expected {word}, got {_describe_json(v)}") from None
+            raise _DecodeFail(f"expected {word}, got {_describe(v)}") from None
 
     return dec
 
@@ -1202,7 +1184,7 @@ class _TypeCompiler:
                         first = first or exc
             if first is not None:
                 raise first
-            raise _DecodeFail(f"expected {label}, got {_describe_json(v)}")
+            raise _DecodeFail(f"expected {label}, got {_describe(v)}")
 
         def fits_any(v: Any) -> bool:
             return any(f(v) for f, _ in branches)
@@ -1244,8 +1226,8 @@ class _TypeCompiler:
             try:
                 return lookup[_json_key(v)]
             except (KeyError, TypeError):
-                shown = ", ".join(_describe_json(x) for x in values)
-                raise _DecodeFail(f"expected one of [{shown}], got {_describe_json(v)}") from None
+                shown = ", ".join(_describe(x) for x in values)
+                raise _DecodeFail(f"expected one of [{shown}], got {_describe(v)}") from None
 
         def fits(v: Any) -> bool:
             try:
@@ -1304,7 +1286,7 @@ class _TypeCompiler:
 
         def dec_items(v: Any) -> Any:
             if type(v) is not list and type(v) is not tuple:
-                raise _DecodeFail(f"expected array, got {_describe_json(v)}")
+                raise _DecodeFail(f"expected array, got {_describe(v)}")
             if ident:
                 return v if build is list and type(v) is list else build(v)
             out = []
@@ -1357,7 +1339,7 @@ class _TypeCompiler:
 
         def dec(v: Any) -> Any:
             if type(v) is not list and type(v) is not tuple:
-                raise _DecodeFail(f"expected array, got {_describe_json(v)}")
+                raise _DecodeFail(f"expected array, got {_describe(v)}")
             if len(v) != n:
                 raise _DecodeFail(f"expected an array of {n} items, got {len(v)}")
             out = []
@@ -1378,7 +1360,7 @@ class _TypeCompiler:
 
         def dec(v: Any) -> Any:
             if type(v) is not dict:
-                raise _DecodeFail(f"expected object, got {_describe_json(v)}")
+                raise _DecodeFail(f"expected object, got {_describe(v)}")
             if ident:
                 return dict(v)
             out = {}
@@ -1506,7 +1488,7 @@ class _TypeCompiler:
 
         def dec(v: Any) -> Any:
             if type(v) is not dict:
-                raise _DecodeFail(f"expected object, got {_describe_json(v)}")
+                raise _DecodeFail(f"expected object, got {_describe(v)}")
             kw: dict[str, Any] = {}
             seen = 0
             for k, x in v.items():
@@ -1670,7 +1652,7 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _label(schema: dict[str, Any]) -> str:
     if "enum" in schema:
-        return "one of [" + ", ".join(_describe_json(v) for v in schema["enum"]) + "]"
+        return "one of [" + ", ".join(_describe(v) for v in schema["enum"]) + "]"
     t = schema.get("type")
     if isinstance(t, str):
         return t
