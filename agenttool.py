@@ -80,6 +80,8 @@ __all__ = [
     "Answer",
     "Action",
     "elicit",
+    "Recorder",
+    "Elicitor",
     # tools
     "Tool",
     "Annotations",
