@@ -3898,7 +3898,8 @@ def elicit(question: Elicitation) -> Answer:
     """Ask a person through the host's elicitor; CANCEL when nobody can be asked.
 
     An exception from the elicitor means the host failed to ask, not that the person
-    refused, and reaches the tool as it is.
+    refused, and reaches the tool as it is.  This waits for the answer: an ``async def`` tool
+    calls it through ``asyncio.to_thread`` so the shared event loop is not held up.
     """
     scope = _scope.get()
     if scope is None or scope.elicitor is None:
