@@ -2928,6 +2928,31 @@ class TestAsyncTools(unittest.TestCase):
         self.assertEqual(len({id(loop) for loop in loops}), 1)
         self.assertEqual(results[0].output, "0 on loop")  # type: ignore[union-attr]
 
+    def test_an_async_tool_asks_through_a_thread_without_holding_up_the_loop(self) -> None:
+        asked = threading.Event()
+        release = threading.Event()
+
+        def elicitor(q: at.Elicitation) -> at.Answer:
+            asked.set()
+            # released only if the loop ran the other tool while this question was open
+            freed = release.wait(10)
+            return at.Answer(at.Action.ACCEPT if freed else at.Action.DECLINE)
+
+        async def asks(c: at.Call) -> str:
+            answer = await asyncio.to_thread(at.elicit, at.Elicitation("go?"))
+            return str(answer.action.value)
+
+        async def other(c: at.Call) -> str:
+            await asyncio.to_thread(asked.wait, 10)
+            release.set()  # on the shared loop, while the question is open
+            return "other ran"
+
+        results, errors = at.Executor(elicitor=elicitor).results(
+            [at.Job(raw(asks), at.Call("a")), at.Job(raw(other), at.Call("b"))]
+        )
+        self.assertEqual(errors, [None, None])
+        self.assertEqual([r.output for r in results], ["accept", "other ran"])  # type: ignore[union-attr]
+
     def test_cancelling_an_async_call_cancels_its_task(self) -> None:
         started = threading.Event()
         cancelled_task = threading.Event()
