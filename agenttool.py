@@ -4101,7 +4101,9 @@ class FunctionTool:
                 # registration cheap (the validator costs more to build than the schema).
                 self._unchecked = spec.schema if validate is not False else None
         except (TypeError, ValueError) as exc:
-            raise type(exc)(f"agenttool: tool {self.name!r}: {exc}") from exc
+            # the same kind of error, naming the tool (SchemaError, else TypeError/ValueError)
+            kind = next(k for k in (SchemaError, TypeError, ValueError) if isinstance(exc, k))
+            raise kind(f"agenttool: tool {self.name!r}: {exc}") from exc
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
