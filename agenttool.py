@@ -815,7 +815,13 @@ def _raw_doc(obj: Any) -> str:
     if isinstance(obj, type) and _auto_doc(obj):
         return ""
     doc = getattr(obj, "__doc__", None)
-    return inspect.cleandoc(doc) if isinstance(doc, str) else ""
+    return _clean_doc(doc) if isinstance(doc, str) else ""
+
+
+@functools.lru_cache(maxsize=512)
+def _clean_doc(doc: str) -> str:
+    """``inspect.cleandoc``, remembered: one class's docstring is read for every tool using it."""
+    return inspect.cleandoc(doc)
 
 
 def _indent(line: str) -> int:
@@ -857,11 +863,13 @@ def _doc_summary(fn: Any) -> str:
     return _doc_summary_of(_raw_doc(fn))
 
 
-def _doc_params(doc: str) -> dict[str, str]:
-    """Parameter descriptions from Google, NumPy or Sphinx sections; never raises."""
+@functools.lru_cache(maxsize=512)
+def _doc_params(doc: str) -> collections.abc.Mapping[str, str]:
+    """Parameter descriptions from Google, NumPy or Sphinx sections; never raises.  Remembered
+    by text, so a read-only mapping."""
     out: dict[str, str] = {}
     if not doc:
-        return out
+        return types.MappingProxyType(out)
     try:
         lines = doc.splitlines()
         n = len(lines)
@@ -870,14 +878,14 @@ def _doc_params(doc: str) -> dict[str, str]:
             line = lines[i]
             s = line.strip()
             ind = _indent(line)
-            if re.match(_GOOGLE_PARAMS, s):
+            if s.endswith(":") and re.match(_GOOGLE_PARAMS, s):
                 # A docstring opening with "Args:" loses its relative indent to cleandoc.
                 i = _google_section(lines, i + 1, ind if i else -1, out)
                 continue
             if s.lower() in _NUMPY_PARAMS and i + 1 < n and re.match(_DASHES, lines[i + 1].strip()):
                 i = _numpy_section(lines, i + 2, _indent(line), out)
                 continue
-            m = re.match(_SPHINX_ENTRY, s)
+            m = re.match(_SPHINX_ENTRY, s) if s.startswith(":") else None
             if m:
                 parts = [m.group(2)]
                 i += 1
@@ -891,7 +899,7 @@ def _doc_params(doc: str) -> dict[str, str]:
             i += 1
     except Exception:  # a docstring is prose: never fail a tool over it
         pass
-    return out
+    return types.MappingProxyType(out)
 
 
 def _google_section(lines: list[str], i: int, header: int, out: dict[str, str]) -> int:
@@ -1848,7 +1856,9 @@ def _code_hints(f: types.FunctionType) -> dict[str, Any] | None:
     return out
 
 
-def _function_parts(fn: Any) -> tuple[list[tuple[str, str, Any]], dict[str, Any], dict[str, str]]:
+def _function_parts(
+    fn: Any,
+) -> tuple[list[tuple[str, str, Any]], dict[str, Any], collections.abc.Mapping[str, str]]:
     """A callable's parameters (name, kind, default), hints and docstring descriptions."""
     target = fn
     while isinstance(target, functools.partial):
