@@ -969,61 +969,22 @@ class StdioTest(_Fixture):
             )
 
     def test_cli_list_and_call(self) -> None:
-        env = {**os.environ, **CHILD_ENV}
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "agenttool_mcp",
-                "list",
-                "--prefix",
-                "fx",
-                "--",
-                *self.serve_command(),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=WAIT,
-        )
+        def cli(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "agenttool_mcp", *args, "--", *self.serve_command()],
+                env={**os.environ, **CHILD_ENV},
+                capture_output=True,
+                text=True,
+                timeout=WAIT,
+            )
+
+        out = cli("list", "--prefix", "fx")
         self.assertEqual(out.returncode, 0, out.stderr)
         defs = json.loads(out.stdout)
         self.assertIn("fx__upper", [d["name"] for d in defs])
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "agenttool_mcp",
-                "call",
-                "--tool",
-                "upper",
-                "--args",
-                '{"text": "abc"}',
-                "--",
-                *self.serve_command(),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=WAIT,
-        )
+        out = cli("call", "--tool", "upper", "--args", '{"text": "abc"}')
         self.assertEqual((out.returncode, out.stdout), (0, "ABC\n"), out.stderr)
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "agenttool_mcp",
-                "call",
-                "--tool",
-                "fail",
-                "--",
-                *self.serve_command(),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=WAIT,
-        )
+        out = cli("call", "--tool", "fail")
         self.assertEqual((out.returncode, out.stdout), (1, "Error: the disk is full\n"))
 
 
