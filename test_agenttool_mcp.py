@@ -29,6 +29,9 @@ from typing import Any, cast
 
 import agenttool as at
 import agenttool_mcp as am
+from test_agenttool import limit_test_time
+
+limit_test_time()
 
 
 def _why_skip() -> str:
