@@ -1,7 +1,9 @@
 """Tests of agenttool, the core: runnable with ``python -m unittest`` and nothing installed.
 
 Tests that need ``jsonschema``, ``hypothesis`` or a provider SDK skip, saying why, where it is
-absent; CI installs them.  The conformance corpora are read from ``../shared/conformance``.
+absent; CI installs them, and under ``CI=true`` their absence fails instead (``needs``).  The
+conformance corpora are read from ``../shared/conformance``.  Every test has a time limit
+(``AGENTTOOL_TEST_TIME_LIMIT`` seconds, 120 by default): a hang fails as the named test.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 import unittest
 import uuid
 from typing import (
@@ -118,6 +121,7 @@ def needs(present: bool, reason: str) -> Callable[[Any], Any]:
 
     return failing
 
+
 # =============================================================================================
 # The validator: JSON-Schema-Test-Suite, messages, JSON truths, a second opinion
 # =============================================================================================
@@ -200,7 +204,7 @@ SKIP_CASES = {
 }
 
 
-@unittest.skipUnless(os.path.isdir(SUITE), f"the test suite is absent ({SUITE})")
+@needs(os.path.isdir(SUITE), f"the test suite is absent ({SUITE})")
 class TestSuite(unittest.TestCase):
     def test_every_supported_case_of_draft2020_12_and_draft7_passes(self) -> None:
         files = sorted(glob.glob(os.path.join(SUITE, "draft2020-12", "*.json")))
@@ -823,7 +827,7 @@ if st is not None:
     random_schemas = st.recursive(leaf_schemas, compound, max_leaves=6)
 
 
-@unittest.skipIf(jsonschema is None or st is None, "jsonschema and hypothesis are not installed")
+@needs(jsonschema is not None and st is not None, "jsonschema and hypothesis are not installed")
 class TestSecondOpinion(unittest.TestCase):
     """agenttool and jsonschema (Draft202012Validator) accept and reject the same values."""
 
@@ -832,7 +836,7 @@ class TestSecondOpinion(unittest.TestCase):
         theirs = jsonschema.Draft202012Validator(schema).is_valid(value)
         self.assertEqual(ours, theirs, f"schema={json.dumps(schema)} value={value!r}")
 
-    @unittest.skipUnless(os.path.isdir(CORPUS), "the schema corpus is absent")
+    @needs(os.path.isdir(CORPUS), "the schema corpus is absent")
     def test_corpus_schemas(self) -> None:
         for schema in corpus_schemas():
             self.check_instances(schema)
@@ -1143,7 +1147,7 @@ class TestCorpus(unittest.TestCase):
     def setUp(self) -> None:
         path = os.path.join(CORPUS, "manifest.json")
         if not os.path.exists(path):
-            self.skipTest(f"corpus absent: {path}")
+            absent(f"corpus absent: {path}")
         with open(path) as f:
             self.fixtures = json.load(f)["fixtures"]
 
@@ -1403,7 +1407,7 @@ class TestTypes(unittest.TestCase):
         try:
             import typing_extensions as te
         except ImportError:
-            self.skipTest("typing_extensions is not installed")
+            absent("typing_extensions is not installed")
         make: Any = te.TypedDict
         td = make("TD", {"a": int, "b": te.NotRequired[str]})
         self.assertEqual(self.prop(td)["required"], ["a"])
@@ -2283,7 +2287,7 @@ class TestDefinitions(unittest.TestCase):
     def test_definition_hashes_match_every_vector(self) -> None:
         path = os.path.join(CORPUS, "definition_hashes.jsonl")
         if not os.path.exists(path):
-            self.skipTest("../shared/conformance is not beside the repository")
+            absent("../shared/conformance is not beside the repository")
         with open(path, encoding="utf-8") as f:
             vectors = [json.loads(line) for line in f if line.strip()]
         self.assertGreaterEqual(len(vectors), 4)
@@ -2451,13 +2455,23 @@ class TestCallContext(unittest.TestCase):
             late.append((thread, release))
             return "done"
 
+        other_may_end = threading.Event()
+
+        def still_running(c: at.Call) -> str:
+            other_may_end.wait(10)
+            return "other"
+
+        jobs = [at.Job(raw(leaves_a_thread), at.Call("c")), at.Job(raw(still_running), at.Call("o"))]
         events = []
-        for e in at.Executor().execute([at.Job(raw(leaves_a_thread), at.Call("c"))]):
+        for e in at.Executor().execute(jobs):
             events.append(e)
-            thread, release = late[0]
-            release.set()
-            thread.join()
-        self.assertEqual([e.final for e in events], [True])
+            if e.index == 0 and e.final:
+                # The executor is still reading events for job 1 while the late progress comes.
+                thread, release = late[0]
+                release.set()
+                thread.join()
+                other_may_end.set()
+        self.assertEqual([(e.index, e.final) for e in events], [(0, True), (1, True)])
 
     def test_records(self) -> None:
         self.assertIsNone(at.record_of(None))
@@ -2648,7 +2662,9 @@ class TestExecutor(unittest.TestCase):
         t = tracker.tool(resource="r")
         jobs = [at.Job(t, at.Call(str(i))) for i in range(4)]
         for event in at.Executor().execute(jobs):
-            # While the consumer holds job i's final event, job i+1 has not started.
+            # While the consumer holds job i's final event, job i+1 has not started, however
+            # long the consumer takes (the pause gives a wrong executor the time to start it).
+            time.sleep(0.05)
             self.assertEqual(tracker.started, [str(i) for i in range(event.index + 1)])
 
     def test_the_consumer_can_cancel_between_calls_of_a_chain(self) -> None:
@@ -2659,6 +2675,7 @@ class TestExecutor(unittest.TestCase):
         outcome = {}
         for event in at.Executor().execute(jobs, cancel=cancel):
             outcome[event.index] = event.error
+            time.sleep(0.05)  # time for a wrong executor to start the next call before the cancel
             cancel.set()
         self.assertEqual(tracker.started, ["0"])
         self.assertIsNone(outcome[0])
@@ -2712,13 +2729,14 @@ class TestExecutor(unittest.TestCase):
     def test_closing_the_generator_cancels_and_waits_for_running_tools(self) -> None:
         returned = threading.Event()
         running = threading.Barrier(3, timeout=10)
+        saw_cancel: list[bool] = []
 
         def long(c: at.Call) -> str:
             if c.id == "fast":
                 running.wait()
                 return "fast"
             running.wait()
-            at.cancel_event().wait(10)
+            saw_cancel.append(at.cancel_event().wait(10) and at.cancelled())
             returned.set()
             return "slow"
 
@@ -2728,6 +2746,7 @@ class TestExecutor(unittest.TestCase):
         self.assertEqual(first.index, 0)
         gen.close()
         self.assertTrue(returned.is_set())
+        self.assertEqual(saw_cancel, [True, True])
         self.assertEqual(list(gen), [])
 
     def test_a_crash_completes_its_job_and_never_the_executor(self) -> None:
@@ -2845,7 +2864,7 @@ class TestBuildingTools(unittest.TestCase):
     def test_the_definition_follows_the_corpus(self) -> None:
         path = os.path.join(CORPUS, "read_file.json")
         if not os.path.exists(path):
-            self.skipTest("../shared/conformance is not beside the repository")
+            absent("../shared/conformance is not beside the repository")
         with open(path, encoding="utf-8") as f:
             self.assertEqual(read_file_tool.parameters, json.load(f))
 
@@ -3723,13 +3742,6 @@ def core_toolset() -> Any:
     return core.ToolSet([core.new_func("add", "Add two integers.", ADD_SCHEMA, _core_add)])
 
 
-def _merged() -> bool:
-    import agenttool as core
-
-    return hasattr(core, "_read_calls") and hasattr(core, "new_func")
-
-
-@unittest.skipUnless(_merged(), "agenttool does not hold the formats part yet (before merge)")
 class ToolSetRunTest(unittest.TestCase):
     def test_every_format_through_run(self) -> None:
         ts = core_toolset()
@@ -3850,7 +3862,7 @@ def _conform(test: unittest.TestCase, td: Any, value: dict[str, Any]) -> None:
     test.assertLessEqual(set(value), known, f"keys unknown to {td.__name__}")
 
 
-@unittest.skipIf(openai is None or pydantic is None, "the openai SDK is not installed")
+@needs(openai is not None and pydantic is not None, "the openai SDK is not installed")
 class OpenAISDKTest(unittest.TestCase):
     def test_responses_objects(self) -> None:
         Response, ResponseFunctionToolCall = _names(
@@ -3893,8 +3905,7 @@ class OpenAISDKTest(unittest.TestCase):
                 out[0], {"type": "function_call_output", "call_id": "call_1", "output": "3"}
             )
         self.assertEqual(run_calls(response, TOOLS)[1][1]["output"], "10")
-        if _merged():
-            self.assertEqual([o["output"] for o in core_toolset().run(response)], ["3", "10"])
+        self.assertEqual([o["output"] for o in core_toolset().run(response)], ["3", "10"])
 
     def test_responses_output_items_are_valid_input(self) -> None:
         (FunctionCallOutput,) = _names(
@@ -3960,8 +3971,7 @@ class OpenAISDKTest(unittest.TestCase):
             fmt, out = run_calls(items, TOOLS)
             self.assertEqual(fmt, "chat")
             self.assertEqual(out, [{"role": "tool", "tool_call_id": "call_1", "content": "3"}])
-            if _merged():
-                self.assertEqual(core_toolset().run(items), out)
+            self.assertEqual(core_toolset().run(items), out)
 
     def test_chat_items_are_valid(self) -> None:
         ChatCompletionToolMessageParam, ChatCompletionToolParam = _names(
@@ -3978,7 +3988,7 @@ class OpenAISDKTest(unittest.TestCase):
             _conform(self, ChatCompletionToolMessageParam, item)
 
 
-@unittest.skipIf(anthropic is None or pydantic is None, "the anthropic SDK is not installed")
+@needs(anthropic is not None and pydantic is not None, "the anthropic SDK is not installed")
 class AnthropicSDKTest(unittest.TestCase):
     def test_message_objects(self) -> None:
         Message, ToolUseBlock = _names("anthropic.types", "Message", "ToolUseBlock")
@@ -4006,8 +4016,7 @@ class AnthropicSDKTest(unittest.TestCase):
         }
         for items in (message, message.content):
             self.assertEqual(run_calls(items, TOOLS), ("anthropic", [expect]))
-            if _merged():
-                self.assertEqual(core_toolset().run(items), [expect])
+            self.assertEqual(core_toolset().run(items), [expect])
         self.assertEqual(run_calls([block], TOOLS)[1][0]["tool_use_id"], "toolu_2")
 
     def test_items_are_valid(self) -> None:
@@ -4038,7 +4047,7 @@ class AnthropicSDKTest(unittest.TestCase):
         pydantic.TypeAdapter(MessageParam).validate_python({"role": "user", "content": items})
 
 
-@unittest.skipIf(genai_types is None, "the google-genai SDK is not installed")
+@needs(genai_types is not None, "the google-genai SDK is not installed")
 class GeminiSDKTest(unittest.TestCase):
     def test_response_objects(self) -> None:
         T = genai_types
@@ -4067,8 +4076,7 @@ class GeminiSDKTest(unittest.TestCase):
         ]
         for items in (response, content, content.parts, response.function_calls):
             self.assertEqual(run_calls(items, TOOLS), ("gemini", expect))
-            if _merged():
-                self.assertEqual(core_toolset().run(items), expect)
+            self.assertEqual(core_toolset().run(items), expect)
         for item in expect:
             T.Part.model_validate(item)
 
@@ -4157,18 +4165,6 @@ def _repo() -> str:
     return os.path.dirname(os.path.abspath(agenttool.__file__))
 
 
-def _has_formats() -> bool:
-    import agenttool
-
-    return hasattr(agenttool, "_provider_definition")
-
-
-def _has_main() -> bool:
-    import agenttool
-
-    return callable(getattr(agenttool, "main", None))
-
-
 class _Workspace(unittest.TestCase):
     """A temporary folder holding target modules, cleaned up with whatever they imported."""
 
@@ -4229,7 +4225,6 @@ class MainTest(_Workspace):
             },
         )
 
-    @unittest.skipUnless(_has_formats(), "agenttool does not hold the formats part yet")
     def test_list_formats(self) -> None:
         code, out, _ = self.run_main("list", self.target + ":add", "--format", "anthropic")
         self.assertEqual(code, 0)
@@ -4351,7 +4346,6 @@ class MainTest(_Workspace):
         self.assertIn("exit status", out)
 
 
-@unittest.skipUnless(_has_main(), "agenttool does not hold the command line yet (before merge)")
 class CommandLineTest(_Workspace):
     """The command line as a user runs it, in a fresh interpreter from a temporary folder."""
 
@@ -4416,10 +4410,6 @@ def _examples() -> str:
     return os.path.join(_repo(), "examples")
 
 
-@unittest.skipUnless(
-    _has_main() and os.path.isfile(os.path.join(_examples(), "toolbox.py")),
-    "the examples or the merged command line are not there",
-)
 class ExamplesTest(unittest.TestCase):
     """The examples a newcomer runs first must keep working."""
 

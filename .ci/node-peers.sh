@@ -11,8 +11,8 @@ EVERYTHING_VERSION=2026.8.31
 INSPECTOR_VERSION=2.12.0
 dir=$1
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    echo "node-peers: node or npm is not on PATH; the node interop tests will skip" >&2
-    exit 0
+    echo "node-peers: node or npm is not on PATH (install Debian's nodejs and npm)" >&2
+    exit 1
 fi
 mkdir -p "$dir"
 stamp="$dir/.agenttool-node-peers"
