@@ -2297,6 +2297,22 @@ class TestDefinitions(unittest.TestCase):
             t = at.new_func(v["name"], v["description"], params, lambda c: "", strict=v["strict"])
             self.assertEqual(at.definition_hash(t), v["hash"], v["fixture"])
 
+    def test_definition_hashes_outside_ascii_match_an_independent_implementation(self) -> None:
+        # Accented and CJK text, an emoji, keys beyond the BMP ordered by UTF-16 code units,
+        # control characters and escapes, from an RFC 8785 implementation in JavaScript.
+        path = os.path.join(CORPUS, "definition_hashes_unicode.jsonl")
+        if not os.path.exists(path):
+            absent(f"{path} is not beside the repository")
+        with open(path, encoding="utf-8") as f:
+            vectors = [json.loads(line) for line in f if line.strip()]
+        self.assertGreaterEqual(len(vectors), 3)
+        for v in vectors:
+            t = at.new_func(
+                v["name"], v["description"], v["parameters"], lambda c: "", strict=v["strict"]
+            )
+            self.assertEqual(at._jcs(at._canonical_definition(t)), v["canonical"], v["name"])
+            self.assertEqual(at.definition_hash(t), v["hash"], v["name"])
+
     def test_canonical_numbers_follow_ecmascript(self) -> None:
         t = at.new_func(
             "n", "", {"type": "number", "enum": [1.0, 1e-7, 1e21, 0.00001, -0.5]}, print
@@ -2461,7 +2477,10 @@ class TestCallContext(unittest.TestCase):
             other_may_end.wait(10)
             return "other"
 
-        jobs = [at.Job(raw(leaves_a_thread), at.Call("c")), at.Job(raw(still_running), at.Call("o"))]
+        jobs = [
+            at.Job(raw(leaves_a_thread), at.Call("c")),
+            at.Job(raw(still_running), at.Call("o")),
+        ]
         events = []
         for e in at.Executor().execute(jobs):
             events.append(e)
@@ -4512,6 +4531,78 @@ class TestTheModule(unittest.TestCase):
         loaded = set(done.stdout.split())
         for later in ("asyncio", "concurrent.futures", "uuid", "decimal", "datetime", "queue"):
             self.assertNotIn(later, loaded)
+
+
+# =============================================================================================
+# Rules of the contract that no other test held (each checked by breaking it by hand)
+# =============================================================================================
+
+
+@dataclasses.dataclass
+class RecordWithField:
+    record_ns: str = "shell:run"
+    exit_code: int = 0
+
+
+class TestContractRules(unittest.TestCase):
+    def test_chat_choices_are_alternatives_and_only_the_first_is_answered(self) -> None:
+        def choice(i: int, a: int) -> dict[str, Any]:
+            call = {"id": f"call_{i}", "type": "function"}
+            call["function"] = {"name": "add", "arguments": json.dumps({"a": a, "b": 1})}
+            message = {"role": "assistant", "tool_calls": [call]}
+            return {"index": i, "finish_reason": "tool_calls", "message": message}
+
+        completion = {"object": "chat.completion", "choices": [choice(0, 1), choice(1, 5)]}
+        out = core_toolset().run(completion)
+        self.assertEqual(out, [{"role": "tool", "tool_call_id": "call_0", "content": "2"}])
+
+    def test_gemini_candidates_are_alternatives_and_only_the_first_is_answered(self) -> None:
+        def candidate(a: int) -> dict[str, Any]:
+            call = {"functionCall": {"id": f"fc{a}", "name": "add", "args": {"a": a, "b": 1}}}
+            return {"content": {"role": "model", "parts": [call]}}
+
+        out = core_toolset().run({"candidates": [candidate(1), candidate(5)]})
+        expect = {"functionResponse": {"id": "fc1", "name": "add", "response": {"output": "2"}}}
+        self.assertEqual(out, [expect])
+
+    def test_an_empty_list_is_the_json_empty_array_not_empty_parts(self) -> None:
+        self.assertEqual(at.output([]).output, "[]")
+        t = at.tool(lambda: [], name="nothing")
+        self.assertEqual(t.execute(at.Call("c", "{}")).output, "[]")
+
+    def test_progress_with_only_a_message_keeps_its_details(self) -> None:
+        def reports(c: at.Call) -> str:
+            at.progress("working", message="halfway")
+            return "done"
+
+        events = list(at.Executor().execute([at.Job(raw(reports), at.Call("c"))]))
+        details = [e.result.details for e in events if not e.final and e.result is not None]
+        self.assertEqual(details, [at.ProgressInfo(None, None, "halfway")])
+
+    def test_a_dataclass_whose_record_ns_is_a_field_keeps_it_out_of_the_data(self) -> None:
+        record = at.record_of(RecordWithField(exit_code=3))
+        self.assertEqual(record, at.Record("shell:run", '{"exit_code":3}'))
+
+    def test_on_start_raising_keyboard_interrupt_completes_the_job_with_a_clear_error(
+        self,
+    ) -> None:
+        ran: list[str] = []
+
+        def on_start(job: at.Job) -> None:
+            if job.call.id == "refused":
+                raise KeyboardInterrupt
+
+        def body(c: at.Call) -> str:
+            ran.append(c.id)
+            return c.id
+
+        jobs = [at.Job(raw(body), at.Call("refused")), at.Job(raw(body), at.Call("fine"))]
+        results, errors = at.Executor(on_start=on_start).results(jobs)
+        self.assertEqual(ran, ["fine"])
+        self.assertIsNone(results[0])
+        self.assertIn("on_start", str(errors[0]))
+        self.assertIn("KeyboardInterrupt", str(errors[0]))
+        self.assertEqual((results[1].output if results[1] else None, errors[1]), ("fine", None))
 
 
 if __name__ == "__main__":
