@@ -4604,6 +4604,44 @@ class TestContractRules(unittest.TestCase):
         self.assertIn("KeyboardInterrupt", str(errors[0]))
         self.assertEqual((results[1].output if results[1] else None, errors[1]), ("fine", None))
 
+    def test_readers_take_only_values_of_the_declared_kind(self) -> None:
+        class Loose(Bare):
+            strict = 1
+            sequential = "yes"
+            resource = 5
+            annotations = {"read_only": True}
+
+            def confined(self, args: dict[str, Any]) -> Any:
+                return (1, 42)
+
+        t = Loose()
+        self.assertIs(at.is_strict(t), False)
+        self.assertIs(at.is_sequential(t), False)
+        self.assertEqual(at.resource_of(t), "")
+        self.assertIsNone(at.annotations_of(t))
+        self.assertEqual(at.confined_by(t, {}), (True, "42"))
+
+    def test_write_record_without_a_recorder_is_a_no_op(self) -> None:
+        def records(c: at.Call) -> str:
+            at.write_record(Rec("c1"))
+            return "wrote"
+
+        results, errors = at.Executor().results([at.Job(raw(records), at.Call("c"))])
+        self.assertEqual((results[0].output if results[0] else None, errors[0]), ("wrote", None))
+
+    def test_a_hand_written_tool_returning_something_else_than_a_result_fails_clearly(
+        self,
+    ) -> None:
+        class Sloppy(Bare):
+            name = "sloppy"
+
+            def execute(self, call: at.Call) -> Any:
+                return "plain text"
+
+        results, errors = at.Executor().results([at.Job(Sloppy(), at.Call("c"))])
+        self.assertIsNone(results[0])
+        self.assertEqual(str(errors[0]), 'tool "sloppy" returned str, not a Result')
+
 
 if __name__ == "__main__":
     unittest.main()
