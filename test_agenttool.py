@@ -4642,6 +4642,18 @@ class TestContractRules(unittest.TestCase):
         self.assertIsNone(results[0])
         self.assertEqual(str(errors[0]), 'tool "sloppy" returned str, not a Result')
 
+    def test_returned_sets_and_paths_are_json_in_a_stable_form(self) -> None:
+        self.assertEqual(at.output({3, 1, 2}).output, "[1,2,3]")
+        self.assertEqual(at.output(frozenset({"b", "a"})).output, '["a","b"]')
+        self.assertEqual(at.output(pathlib.PurePosixPath("/srv/a.txt")).output, '"/srv/a.txt"')
+
+    def test_a_tool_without_a_description_is_defined_with_an_empty_one(self) -> None:
+        class Undescribed(Bare):
+            description = None  # type: ignore[assignment]
+
+        for defn in (at.definition(Undescribed()), at._canonical_definition(Undescribed())):
+            self.assertEqual(defn["description"], "")
+
 
 if __name__ == "__main__":
     unittest.main()
