@@ -252,13 +252,14 @@ class Meta(_Frozen):
 # - Member order of every generated schema object is _KEY_ORDER, applied in one place
 #   (_ordered): the seed's keywords first, then the others, "$defs" last. Properties keep
 #   declaration order, "required" field order, "enum" declaration order.
-# - Nullability: a type that admits None is written nullable ("type": [T, "null"] for a scalar,
-#   an enum gets null appended last, anything else becomes anyOf [T, {"type": "null"}], Any stays
-#   {}). Outside strict, a field WITH a default is simply optional and its null is not written
-#   (the corpus). Under strict every field is required, a field with a default whose type does
-#   not admit None is made nullable and null means "use the default" (the decoder leaves the
-#   argument out); where the type admits None, null is None. A TypedDict key that is
-#   NotRequired has no default: under strict it stays required and not nullable.
+# - Nullability: a type that admits None admits null in every mode, with or without a default,
+#   and null decodes to None. It is written nullable ("type": [T, "null"] for a scalar, an enum
+#   gets null appended last, anything else becomes anyOf [T, {"type": "null"}], Any stays {}).
+#   A None default makes the type Optional. Outside strict, a field whose type does not admit
+#   None but has a default is simply optional. Under strict every field is required, and such a
+#   field is made nullable with null meaning "use the default" (the decoder leaves the argument
+#   out). A TypedDict key that is NotRequired has no default: under strict it stays required and
+#   not nullable.
 # - Unions: primitive branches merge into one "type" list, others become anyOf. The decoder
 #   picks the first branch, in declaration order, that fits structurally (JSON type; for
 #   objects the required keys present and, for closed targets, no unknown key; Literal/Enum
@@ -687,22 +688,6 @@ def _admits_none(tp: Any) -> bool:
     if origin is typing.Literal:
         return any(a is None for a in typing.get_args(tp))
     return False
-
-
-def _strip_none(tp: Any) -> Any:
-    """The type without its None (for a non-strict field with a default)."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        args = typing.get_args(tp)
-        return _annotated(_strip_none(args[0]), args[1:])
-    if origin in _UNION_TYPES:
-        rest = [a for a in typing.get_args(tp) if a is not _NONE_TYPE and a is not None]
-        rest = [_strip_none(a) for a in rest]
-        return rest[0] if len(rest) == 1 else Union[tuple(rest)]
-    if origin is typing.Literal:
-        vals = [a for a in typing.get_args(tp) if a is not None]
-        return typing.Literal[tuple(vals)] if vals else tp
-    return tp
 
 
 def _annotated(inner: Any, metadata: tuple[Any, ...]) -> Any:
@@ -1546,13 +1531,8 @@ class _TypeCompiler:
         if f.has_default and f.default is None and not _admits_none(tp):
             tp = Optional[tp]  # a None default makes the type Optional, on every version
         admits = _admits_none(tp)
-        if f.has_default and admits and not self.strict:
-            node = self.compile(_strip_none(tp))
-            inner = node.decode
-            dec = inner if node.admits_none else _none_or(inner)
-        else:
-            node = self.compile(tp)
-            dec = node.decode
+        node = self.compile(tp)
+        dec = node.decode
         schema = node.schema
         if f.doc and not _has_own_description(tp):  # Annotated wins, then the field's doc
             schema = {**schema, "description": f.doc}
@@ -1587,13 +1567,6 @@ def _set_guard(dec: Callable[[Any], Any]) -> Callable[[Any], Any]:
             return dec(v)
         except TypeError as exc:  # an unhashable item
             raise _DecodeFail(f"items cannot form a set: {exc}") from None
-
-    return run
-
-
-def _none_or(dec: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def run(v: Any) -> Any:
-        return None if v is None else dec(v)
 
     return run
 
@@ -3557,9 +3530,10 @@ def output(value: Any) -> Result:
     """Convert what a tool function returned into the :class:`Result` the model sees.
 
     ``Result`` passes through; ``str`` is text; ``None`` is empty; a content part, or a
-    non-empty list of them, is parts; anything else is compact JSON (dataclasses as their
-    fields, enums by value, datetimes in ISO 8601, UUID, Decimal and paths as strings, sets as
-    lists, bytes as base64), never a Python repr.
+    non-empty list of them, is parts; anything else is compact JSON (dataclasses and
+    NamedTuples as objects of their fields, enums by value, datetimes in ISO 8601, UUID,
+    Decimal and paths as strings, sets as lists, bytes as base64, NaN and infinities as
+    ``null``), never a Python repr.  Records are encoded by the same rules.
     """
     if isinstance(value, Result):
         return value
@@ -3575,21 +3549,66 @@ def output(value: Any) -> Result:
 
 
 def _dumps(value: Any) -> str:
-    """Compact JSON for the model and for records, through :func:`_jsonable`."""
-    return json.dumps(value, default=_jsonable, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON for the model and for records: :func:`_plain` first (a NamedTuple as an
+    object, a non-finite float as null), then :func:`_jsonable` for the other Python types."""
+    return json.dumps(
+        _plain(value),
+        default=_jsonable,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        allow_nan=False,
+    )
+
+
+_JSON_LEAVES = frozenset((str, int, bool, _NONE_TYPE))
+_INFINITY = float("inf")
+
+
+def _plain(value: Any) -> Any:
+    """The value with every NamedTuple as an object of its fields (the shape tools take it in)
+    and every NaN or infinity as None (JSON has neither; pydantic writes null too).  Containers
+    with nothing to change are returned as they are, so the common case copies nothing."""
+    kind = type(value)
+    if kind is dict:
+        out: Any = None
+        for k, x in value.items():
+            if type(x) in _JSON_LEAVES:
+                continue
+            y = _plain(x)
+            if y is not x:
+                if out is None:
+                    out = dict(value)
+                out[k] = y
+        return value if out is None else out
+    if kind is list or kind is tuple:
+        out = None
+        for i, x in enumerate(value):
+            if type(x) in _JSON_LEAVES:
+                continue
+            y = _plain(x)
+            if y is not x:
+                if out is None:
+                    out = list(value)
+                out[i] = y
+        return value if out is None else out
+    if isinstance(value, float):
+        return value if -_INFINITY < value < _INFINITY else None
+    if isinstance(value, tuple) and _is_namedtuple(kind):
+        return _plain(dict(zip(value._fields, value)))
+    return value
 
 
 def _jsonable(value: Any) -> Any:
     """The ``default=`` hook of :func:`_dumps`: JSON for the values tools commonly return."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     if isinstance(value, enum.Enum):
-        return value.value
+        return _plain(value.value)
     if isinstance(value, (set, frozenset)):
         try:
-            return sorted(value)
+            return _plain(sorted(value))
         except TypeError:
-            return list(value)
+            return _plain(list(value))
     if isinstance(value, (bytes, bytearray)):
         import base64
 

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import types
 import unittest
 import uuid
 from typing import (
@@ -34,9 +35,11 @@ from typing import (
     Any,
     Callable,
     Literal,
+    Mapping,
     NamedTuple,
     NoReturn,
     Optional,
+    Sequence,
     TypedDict,
     Union,
 )
@@ -1013,6 +1016,12 @@ class Item:
     Tags: list[str]
 
 
+# The corpus's non-strict optional + nullable fields are fields whose default is not None (a type
+# that admits None would admit null, written in the schema); optional alone is any default.
+NO_ITEM = Item("", [])
+NO_LABELS: Mapping[str, str] = types.MappingProxyType({})
+
+
 def read_file(path: Annotated[str, "Absolute path to read"], max_bytes: int = 0) -> str:
     """Read a file.
 
@@ -1041,16 +1050,16 @@ def everything(
     float: float,
     bool: bool,
     level: Literal["low", "medium", "high"],
-    count: Optional[Literal[1, 2, 3]] = None,
+    count: Literal[1, 2, 3] = 1,
     when: datetime.datetime,
     raw: Any = None,
     any: Any = None,
     bytes: bytes = b"",
     list: list[Item],
-    matrix: Optional[list[list[float]]] = None,
+    matrix: Sequence[Sequence[float]] = (),
     nested: Item,
-    pointer: Optional[Item] = None,
-    labels: Optional[dict[str, str]] = None,
+    pointer: Item = NO_ITEM,
+    labels: Mapping[str, str] = NO_LABELS,
     duration: int = 0,
 ) -> None:
     """Every kind the seed's corpus covers."""
@@ -1410,7 +1419,9 @@ class TestTypes(unittest.TestCase):
 
     def test_recursive_type_goes_through_defs(self) -> None:
         s = self.prop(Tree)
-        self.assertEqual(s["properties"]["root"], {"$ref": "#/$defs/Node"})
+        self.assertEqual(
+            s["properties"]["root"], {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}
+        )
         node = s["$defs"]["Node"]
         self.assertEqual(node["description"], "A tree node.")
         self.assertEqual(node["properties"]["children"]["items"], {"$ref": "#/$defs/Node"})
@@ -1453,7 +1464,7 @@ class TestTypes(unittest.TestCase):
 
         s = at.schema_of(f)
         self.assertEqual(s["properties"]["x"], {"type": ["integer", "null"]})
-        self.assertEqual(s["properties"]["y"], {"type": "integer"})
+        self.assertEqual(s["properties"]["y"], {"type": ["integer", "null"]})
         self.assertEqual(s["required"], ["x"])
 
     def test_unexpressible_types_name_their_path(self) -> None:
