@@ -3549,10 +3549,10 @@ def output(value: Any) -> Result:
 
 
 def _dumps(value: Any) -> str:
-    """Compact JSON for the model and for records: :func:`_plain` first (a NamedTuple as an
+    """Compact JSON for the model and for records: :func:`_json_ready` first (a NamedTuple as an
     object, a non-finite float as null), then :func:`_jsonable` for the other Python types."""
     return json.dumps(
-        _plain(value),
+        _json_ready(value),
         default=_jsonable,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -3564,7 +3564,7 @@ _JSON_LEAVES = frozenset((str, int, bool, _NONE_TYPE))
 _INFINITY = float("inf")
 
 
-def _plain(value: Any) -> Any:
+def _json_ready(value: Any) -> Any:
     """The value with every NamedTuple as an object of its fields (the shape tools take it in)
     and every NaN or infinity as None (JSON has neither; pydantic writes null too).  Containers
     with nothing to change are returned as they are, so the common case copies nothing."""
@@ -3574,7 +3574,7 @@ def _plain(value: Any) -> Any:
         for k, x in value.items():
             if type(x) in _JSON_LEAVES:
                 continue
-            y = _plain(x)
+            y = _json_ready(x)
             if y is not x:
                 if out is None:
                     out = dict(value)
@@ -3585,7 +3585,7 @@ def _plain(value: Any) -> Any:
         for i, x in enumerate(value):
             if type(x) in _JSON_LEAVES:
                 continue
-            y = _plain(x)
+            y = _json_ready(x)
             if y is not x:
                 if out is None:
                     out = list(value)
@@ -3594,21 +3594,21 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return value if -_INFINITY < value < _INFINITY else None
     if isinstance(value, tuple) and _is_namedtuple(kind):
-        return _plain(dict(zip(value._fields, value)))
+        return _json_ready(dict(zip(value._fields, value)))
     return value
 
 
 def _jsonable(value: Any) -> Any:
     """The ``default=`` hook of :func:`_dumps`: JSON for the values tools commonly return."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        return _json_ready({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     if isinstance(value, enum.Enum):
-        return _plain(value.value)
+        return _json_ready(value.value)
     if isinstance(value, (set, frozenset)):
         try:
-            return _plain(sorted(value))
+            return _json_ready(sorted(value))
         except TypeError:
-            return _plain(list(value))
+            return _json_ready(list(value))
     if isinstance(value, (bytes, bytearray)):
         import base64
 
