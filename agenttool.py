@@ -271,7 +271,7 @@ class Meta(_Frozen):
 #   Non-recursive nested types are inlined.
 # - Decimal is a string matching a decimal pattern: exact (JSON numbers become floats in
 #   Python and lose digits), valid under strict, and what the result encoder writes.
-# - bytes is a plain string (base64 content, standard or URL-safe alphabet, padding optional).
+# - bytes is a plain string of base64: the standard alphabet with its padding, nothing else.
 # - A bare list/tuple/set/frozenset/dict means items of Any outside strict, and is refused
 #   under strict (an array needs items, an object must be closed).
 # - Under strict, a field whose null means its default says so in its description
@@ -280,8 +280,8 @@ class Meta(_Frozen):
 #   path wherever the target cannot hold it (a function without **kwargs, a dataclass, a
 #   NamedTuple, a TypedDict); **kwargs receives it (decoded by its annotation); dict[str, T]
 #   and Any hold anything. A ValueError from a class's constructor (__post_init__) becomes a
-#   ValidationError at the object's path. Dates and times are ISO 8601, with a Z suffix and
-#   any number of fraction digits accepted on every version; a naive value stays naive.
+#   ValidationError at the object's path. Dates and times are RFC 3339 (see _RFC3339), the same on
+#   every version; a naive value stays naive.
 # - Strict keeps OpenAI's documented subset: pattern, format (date-time, time, date, duration,
 #   email, hostname, ipv4, ipv6, uuid), minimum/maximum and exclusive forms, multipleOf,
 #   minItems/maxItems. minLength, maxLength, uniqueItems, examples and other formats move into
@@ -560,50 +560,71 @@ def _literal_type(v: Any) -> str:
     return ""
 
 
+# RFC 3339, with the latitude its section 5.6 note and ISO 8601's extended form allow: "t" or a
+# space for "T", seconds and fraction optional, any number of fraction digits (microseconds
+# kept), "Z"/"z" or a +HH:MM offset.  Compact (20240101) and week (2024-W01) forms are refused on
+# every version, although 3.11's fromisoformat takes them.
+_RFC3339_DATE = r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+_RFC3339_TIME = r"([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?"
+_RFC3339 = {
+    "date": _RFC3339_DATE,
+    "time": _RFC3339_TIME,
+    "datetime": _RFC3339_DATE + "(?:[Tt ]" + _RFC3339_TIME + ")?",
+}
+
+
 def _parse_iso(kind: str, cls: Any) -> Callable[[Any], Any]:
-    """An ISO 8601 parser for datetime/date/time accepting a Z suffix and any fraction digits
-    on every Python version (3.9 and 3.10's fromisoformat accept neither)."""
-    frac = re.compile(r"\.([0-9]+)")
+    """The decoder of a datetime, date or time class (``kind``) from RFC 3339 text: one meaning
+    on every Python version.  A datetime may be a date alone (midnight); a value without an
+    offset stays naive."""
+    import datetime as dt
+
+    form = re.compile(_RFC3339[kind] + r"\Z", re.ASCII)
     word = {"datetime": "date-time", "date": "date", "time": "time"}[kind]
-
-    def norm(s: str) -> str:
-        if s[-1:] in ("Z", "z"):
-            s = s[:-1] + "+00:00"
-        if kind != "date":
-            s = frac.sub(lambda m: "." + (m.group(1) + "000000")[:6], s, count=1)
-            m = re.search(r"([+-])([0-9]{2})([0-9]{2})$", s)
-            if m and (kind == "time" or len(s) > 10):
-                s = s[: m.start()] + f"{m.group(1)}{m.group(2)}:{m.group(3)}"
-        if kind == "datetime" and len(s) > 10 and s[10] in ("t", " "):
-            s = s[:10] + "T" + s[11:]
-        return s
-
-    fromiso = cls.fromisoformat
 
     def dec(v: Any) -> Any:
         if type(v) is not str:
             raise _DecodeFail(f"expected string, got {_describe(v)}")
+        m = form.match(v)
         try:
-            return fromiso(norm(v))
+            if m is None:
+                raise ValueError(v)
+            parts = m.groups()
+            if kind == "date":
+                return cls(*map(int, parts))
+            hour, minute, sec, frac, off = parts[-5:]
+            clock = (int(hour or 0), int(minute or 0), int(sec or 0), int((frac or "0")[:6].ljust(6, "0")))
+            tz = None
+            if off in ("Z", "z"):
+                tz = dt.timezone.utc
+            elif off:
+                delta = dt.timedelta(hours=int(off[1:3]), minutes=int(off[4:6]))
+                tz = dt.timezone(-delta if off[0] == "-" else delta)
+            if kind == "time":
+                return cls(*clock, tzinfo=tz)
+            return cls(*map(int, parts[:3]), *clock, tzinfo=tz)
         except ValueError:
-            raise _DecodeFail(f"expected an ISO 8601 {word}, got {_describe(v)}") from None
+            raise _DecodeFail(f"expected an RFC 3339 {word}, got {_describe(v)}") from None
 
     return dec
 
 
+_BASE64 = r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
+
+
 def _dec_base64(v: Any) -> Any:
+    """Standard base64 (RFC 4648 section 4) with its padding, nothing else: the same verdict on
+    every version (b64decode's own validate= differs between 3.9 and 3.13)."""
     if type(v) is not str:
         raise _DecodeFail(f"expected string, got {_describe(v)}")
-    import base64
+    if not re.match(_BASE64, v):
+        raise _DecodeFail(
+            f"expected base64 (A-Z, a-z, 0-9, + and /, padded with = to a multiple of 4 "
+            f"characters), got {_describe(v)}"
+        )
     import binascii
 
-    s = v.replace("-", "+").replace("_", "/").rstrip("=")
-    if len(s) % 4 == 1:
-        raise _DecodeFail(f"expected base64 data, got {_describe(v)}")
-    try:
-        return base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        raise _DecodeFail(f"expected base64 data, got {_describe(v)}") from None
+    return binascii.a2b_base64(v)
 
 
 def _converter(cls: Any, word: str) -> Callable[[Any], Any]:
@@ -674,6 +695,21 @@ def _unwrap_markers(tp: Any) -> tuple[Any, bool | None]:
         tp = typing.get_args(tp)[0]
 
 
+def _extension_form(origin: Any) -> str:
+    """The name of a typing_extensions special form ("Literal", "LiteralString"), recognised
+    without importing typing_extensions; "" for anything else."""
+    if type(origin).__module__ == "typing_extensions":
+        name = getattr(origin, "_name", None)
+        return name if isinstance(name, str) else ""
+    return ""
+
+
+def _is_literal(origin: Any) -> bool:
+    """Whether a typing origin is ``Literal``, from typing or typing_extensions (they differ on
+    3.9)."""
+    return origin is typing.Literal or _extension_form(origin) == "Literal"
+
+
 def _admits_none(tp: Any) -> bool:
     """Whether the type itself accepts None (Optional, a Union with None, Any, Literal[None])."""
     if type(tp) is type:
@@ -685,7 +721,7 @@ def _admits_none(tp: Any) -> bool:
         return _admits_none(typing.get_args(tp)[0])
     if origin in _UNION_TYPES:
         return any(_admits_none(a) for a in typing.get_args(tp))
-    if origin is typing.Literal:
+    if _is_literal(origin):
         return any(a is None for a in typing.get_args(tp))
     return False
 
@@ -1005,11 +1041,15 @@ class _TypeCompiler:
         supertype = getattr(tp, "__supertype__", None)
         if supertype is not None:  # typing.NewType
             return self.compile(supertype)
+        if type(tp).__name__ == "TypeAliasType" and hasattr(tp, "__value__"):
+            return self.compile(tp.__value__)  # `type X = ...` (3.12), or typing_extensions'
+        if tp is getattr(typing, "LiteralString", str) or _extension_form(tp) == "LiteralString":
+            return _PRIMITIVES[str]
         if isinstance(tp, type) and origin is None:
             return self.compile_class(tp)
         if origin in _UNION_TYPES:
             return self.union(tp)
-        if origin is typing.Literal:
+        if _is_literal(origin):
             return self.literal(tp)
         if origin is not None:
             return self.generic(tp, origin, typing.get_args(tp))
@@ -1020,6 +1060,8 @@ class _TypeCompiler:
         self.cannot(tp, "not a type agenttool can describe")
 
     def compile_class(self, tp: type) -> _TypeNode:
+        if issubclass(tp, enum.Flag):
+            return self.flag_node(tp)
         if issubclass(tp, enum.Enum):
             return self.enum_node(tp)
         if issubclass(tp, bool):
@@ -1209,6 +1251,32 @@ class _TypeCompiler:
                 self.cannot(tp, f"member {m.name} has value {m.value!r}, not a JSON scalar")
         return self.choice(values, members)
 
+    def flag_node(self, tp: type[enum.Flag]) -> _TypeNode:
+        """A Flag or IntFlag is an integer bitmask: any combination of its members, 0 included.
+        Its members are read from __members__ (aliases too, in declaration order), which lists
+        the same names on every version, unlike iteration."""
+        named = [(k, m.value) for k, m in tp.__members__.items() if m.value]
+        if not all(type(v) is int and v > 0 for _, v in named):
+            self.cannot(tp, "a Flag whose values are not positive integers")
+        mask = 0
+        for _, v in named:
+            mask |= v
+        listed = ", ".join(f"{k}={v}" for k, v in named)
+        schema = {
+            "type": "integer",
+            "description": f"A bitmask of the flags {listed} (bitwise OR; 0 for none).",
+            "minimum": 0,
+            "maximum": mask,
+        }
+
+        def dec(v: Any) -> Any:
+            n = _dec_int(v)
+            if n < 0 or n & ~mask:
+                raise _DecodeFail(f"expected a bitmask of the flags {listed}, got {n}")
+            return tp(n)
+
+        return _TypeNode(schema, dec, _is_int)
+
     def choice(self, values: list[Any], members: list[Any]) -> _TypeNode:
         kinds: list[str] = []
         for v in values:
@@ -1246,8 +1314,8 @@ class _TypeCompiler:
                 return self.compile_class(set)
             return self.array(self.item(args[0]), frozenset if origin is frozenset else set)
         if origin is tuple:
-            if not args:
-                return self.compile_class(tuple)
+            if not args:  # typing.Tuple alone, or tuple[()] (3.11+ and 3.9's tuple[()])
+                return self.compile_class(tuple) if tp is typing.Tuple else self.fixed_tuple(tp, ())
             if len(args) == 2 and args[1] is Ellipsis:
                 return self.array(self.item(args[0]), tuple)
             return self.fixed_tuple(tp, args)
@@ -1413,13 +1481,23 @@ class _TypeCompiler:
         docs = _doc_params(_raw_doc(cls))
         fields: list[_Field] = []
         if dataclasses.is_dataclass(cls):
-            for f in dataclasses.fields(cls):
+            # __init__'s parameters: the fields with init=True and the InitVar pseudo-fields
+            # (arguments of __init__ that __post_init__ receives), in declaration order.
+            regular = {f.name for f in dataclasses.fields(cls)}
+            for f in cls.__dataclass_fields__.values():
+                tp = hints.get(f.name, f.type)
+                if isinstance(tp, dataclasses.InitVar):
+                    tp = tp.type
+                elif tp is dataclasses.InitVar:
+                    self.path.append(f.name)
+                    self.fail("an InitVar needs its type: write InitVar[T]")
+                elif f.name not in regular:
+                    continue  # a ClassVar
                 if not f.init:
                     continue
                 has = f.default is not _MISSING or f.default_factory is not _MISSING
                 default = f.default if f.default is not _MISSING else _MISSING
                 desc = f.metadata.get("description") if f.metadata else None
-                tp = hints.get(f.name, f.type)
                 fields.append(_Field(f.name, tp, has, default, None, desc or docs.get(f.name)))
         elif _is_typeddict(cls):
             required = cls.__required_keys__
@@ -1794,7 +1872,7 @@ def _resolved(tp: Any) -> bool:
     if isinstance(tp, (str, typing.ForwardRef)):
         return False
     origin = typing.get_origin(tp)
-    if origin is None or origin is typing.Literal:
+    if origin is None or _is_literal(origin):
         return True
     args = typing.get_args(tp)
     if origin is typing.Annotated:

@@ -1880,25 +1880,26 @@ class TestDecode(unittest.TestCase):
 
     def test_z_suffix_and_offsets_on_every_version(self) -> None:
         utc = datetime.timezone.utc
-        for text in ("2024-01-02T03:04:05Z", "2024-01-02t03:04:05z", "2024-01-02T03:04:05+0000"):
+        for text in ("2024-01-02T03:04:05Z", "2024-01-02t03:04:05z", "2024-01-02T03:04:05+00:00"):
             with self.subTest(text=text):
                 self.assertEqual(
                     at.decode(datetime.datetime, text),
                     datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=utc),
                 )
-        with self.assertRaisesRegex(at.ValidationError, r"ISO 8601 date-time"):
+        with self.assertRaisesRegex(at.ValidationError, r"RFC 3339 date-time"):
             at.decode(datetime.datetime, "yesterday")
 
     def test_bad_base64_is_refused_at_its_path(self) -> None:
         def f(blobs: list[bytes]) -> None:
             pass
 
-        self.assertEqual(at.decode(f, {"blobs": ["aGk", "_-8="]}), {"blobs": [b"hi", b"\xff\xef"]})
+        self.assertEqual(at.decode(f, {"blobs": ["aGk=", "/+8="]}), {"blobs": [b"hi", b"\xff\xef"]})
         with self.assertRaises(at.ValidationError) as cm:
             at.decode(f, {"blobs": ["aGk=", "not base64!"]})
         self.assertEqual(
             str(cm.exception),
-            'invalid arguments: blobs[1]: expected base64 data, got "not base64!"',
+            "invalid arguments: blobs[1]: expected base64 (A-Z, a-z, 0-9, + and /, padded with ="
+            ' to a multiple of 4 characters), got "not base64!"',
         )
 
     def test_functions_decode_to_kwargs_and_defaults_are_left_to_python(self) -> None:
