@@ -374,12 +374,18 @@ class _DecodeFail(Exception):
 
     def error(self) -> ValidationError:
         out = ""
-        for seg in reversed(self.rpath):
+        segments = self.rpath[::-1]
+        if len(segments) > 2 * _PATH_SHOWN:  # deep data: the path's two ends
+            segments[_PATH_SHOWN:-_PATH_SHOWN] = [f"<{len(segments) - 2 * _PATH_SHOWN} more>"]
+        for seg in segments:
             if isinstance(seg, int):
                 out += f"[{seg}]"
             else:
                 out = f"{out}.{seg}" if out else seg
         return ValidationError(out, self.msg)
+
+
+_PATH_SHOWN = 12  # path segments a decoding error shows at each end of a deeper path
 
 
 def _join_desc(desc: str | None, extra: str) -> str:
@@ -391,9 +397,11 @@ def _join_desc(desc: str | None, extra: str) -> str:
 
 
 class _TypeNode:
-    """One compiled type: its schema, its decoder, and a shallow fit test for unions."""
+    """One compiled type: its schema, its decoder, and a shallow fit test for unions.  A class's
+    node also has its name and tags (required keys whose type is a Literal or Enum -> their
+    values), which name it in union messages and can decide a union of classes."""
 
-    __slots__ = ("schema", "decode", "fits", "admits_none", "ident")
+    __slots__ = ("schema", "decode", "fits", "admits_none", "ident", "name", "tags")
 
     def __init__(
         self,
@@ -408,6 +416,8 @@ class _TypeNode:
         self.fits = fits
         self.admits_none = admits_none
         self.ident = ident
+        self.name = ""
+        self.tags: dict[str, tuple[Any, ...]] = {}
 
 
 class _ClassState:
@@ -503,8 +513,25 @@ def _is_none(v: Any) -> bool:
 
 def _dec_str(v: Any) -> Any:
     if type(v) is str:
-        return v
+        if v.isascii():
+            return v
+        return _unicode_text(v)
     raise _DecodeFail(f"expected string, got {_describe(v)}")
+
+
+def _unicode_text(v: str) -> str:
+    """The string, unless it holds a lone surrogate (JSON's "\\ud800" escape parses to one): no
+    text a tool could write or print holds one."""
+    where = _lone_surrogate(v)
+    if where:
+        raise _DecodeFail(f"expected Unicode text, got {where}")
+    return v
+
+
+def _lone_surrogate(v: str) -> str:
+    """Where a string holds a lone surrogate, for a message; "" when it holds none."""
+    m = re.search("[\ud800-\udfff]", v)
+    return f"a lone surrogate (\\u{ord(m.group()):04x}) at character {m.start()}" if m else ""
 
 
 def _dec_bool(v: Any) -> Any:
@@ -519,15 +546,28 @@ def _dec_int(v: Any) -> Any:
         return v
     if t is float and v.is_integer():
         return int(v)
+    if t is float and not _is_finite(v):
+        raise _DecodeFail(_NOT_FINITE)
     raise _DecodeFail(f"expected integer, got {_describe(v)}")
+
+
+_NOT_FINITE = "expected a finite number (JSON has no NaN or infinity; 1e400 is out of range)"
 
 
 def _dec_float(v: Any) -> Any:
     t = type(v)
     if t is float:
-        return v
+        if _is_finite(v):
+            return v
+        raise _DecodeFail(_NOT_FINITE)
     if t is int:
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:
+            raise _DecodeFail(
+                f"expected a number within a float's range (about 1.8e308), got an integer of "
+                f"{len(str(abs(v)))} digits"
+            ) from None
     raise _DecodeFail(f"expected number, got {_describe(v)}")
 
 
@@ -634,7 +674,7 @@ def _converter(cls: Any, word: str) -> Callable[[Any], Any]:
         if type(v) is not str:
             raise _DecodeFail(f"expected string, got {_describe(v)}")
         try:
-            return cls(v)
+            return cls(v if v.isascii() else _unicode_text(v))
         except (ValueError, TypeError, ArithmeticError):
             raise _DecodeFail(f"expected {word}, got {_describe(v)}") from None
 
@@ -649,8 +689,13 @@ def _dec_decimal_from(cls: Any) -> Callable[[Any], Any]:
         if t is int:
             return cls(v)
         if t is float:
-            return cls(repr(v))
-        return to_str(v)
+            # repr is the shortest text that reads back as the float: the digits the JSON held
+            # (0.1 stays 0.1, not Decimal(0.1)'s binary expansion).
+            return cls(repr(_dec_float(v)))
+        d = to_str(v)
+        if not d.is_finite():
+            raise _DecodeFail(f"expected a decimal number, got {_describe(v)}")
+        return d
 
     return dec
 
@@ -1209,11 +1254,41 @@ class _TypeCompiler:
         else:
             schema = {"anyOf": [n.schema for n in shown]}
         branches = [(n.fits, n.decode) for n in nodes]
-        label = " or ".join(_label(n.schema) for n in nodes)
+        label = _join_or([n.name or _label(n.schema) for n in nodes])
+        # A JSON number keeps its kind where the union has both: 1.0 a float, 1 an int.
+        by_kind = {
+            t: [b for n, b in zip(nodes, branches) if n.schema.get("type") == k]
+            + [b for n, b in zip(nodes, branches) if n.schema.get("type") != k]
+            for t, k in ((int, "integer"), (float, "number"))
+        }
+        if not all(any(n.schema.get("type") == k for n in nodes) for k in ("integer", "number")):
+            by_kind = {}
+        classes = [n for n in nodes if n.name]
+        objects_elsewhere = any(
+            not n.name and "object" in _accepted_types(n.schema) for n in nodes
+        )
+        tag = "" if objects_elsewhere else _deciding_key(classes)
+        decided: dict[Any, Callable[[Any], Any]] = {}
+        if tag:
+            decided = {_json_key(x): n.decode for n in classes for x in n.tags[tag]}
+            names = _join_or([n.name for n in classes])
+            shown_tags = ", ".join(_describe(x) for n in classes for x in n.tags[tag])
 
         def dec(v: Any) -> Any:
+            if tag and type(v) is dict:
+                if tag not in v:
+                    raise _DecodeFail(f'missing required property "{tag}" (it tells {names})')
+                try:
+                    return decided[_json_key(v[tag])](v)
+                except (KeyError, TypeError):
+                    exc = _DecodeFail(
+                        f"expected one of [{shown_tags}] (it tells {names}), got "
+                        f"{_describe(v[tag])}"
+                    )
+                    exc.rpath.append(tag)
+                    raise exc from None
             first: _DecodeFail | None = None
-            for fits, d in branches:
+            for fits, d in by_kind.get(type(v), branches):
                 if fits(v):
                     try:
                         return d(v)
@@ -1221,7 +1296,16 @@ class _TypeCompiler:
                         first = first or exc
             if first is not None:
                 raise first
-            raise _DecodeFail(f"expected {label}, got {_describe(v)}")
+            msg = f"expected {label}, got {_describe(v)}"
+            if classes and type(v) is dict:
+                try:  # what the first class would need, so one retry can fix the call
+                    classes[0].decode(v)
+                except _DecodeFail as exc:
+                    err = exc.error()
+                    msg += f"; as {classes[0].name}: " + (
+                        f"{err.path}: {err.msg}" if err.path else err.msg
+                    )
+            raise _DecodeFail(msg)
 
         def fits_any(v: Any) -> bool:
             return any(f(v) for f, _ in branches)
@@ -1424,6 +1508,10 @@ class _TypeCompiler:
         def dec(v: Any) -> Any:
             if type(v) is not dict:
                 raise _DecodeFail(f"expected object, got {_describe(v)}")
+            for k in v:
+                where = "" if k.isascii() else _lone_surrogate(k)
+                if where:
+                    raise _DecodeFail(f"expected keys of Unicode text, got {where} of a key")
             if ident:
                 return dict(v)
             out = {}
@@ -1448,7 +1536,16 @@ class _TypeCompiler:
             st = busy
             if not st.ref:
                 st.ref = "#" if cls is self.root else "#/$defs/" + self.def_name(cls)
-            return _TypeNode({"$ref": st.ref}, lambda v: st.decode(v), lambda v: st.fits(v))
+
+            def dec_ref(v: Any) -> Any:
+                try:
+                    return st.decode(v)
+                except RecursionError:  # the path is added on the way up
+                    raise _DecodeFail("nesting too deep for Python to decode") from None
+
+            ref = _TypeNode({"$ref": st.ref}, dec_ref, lambda v: st.fits(v))
+            ref.name = cls.__name__
+            return ref
         state = _ClassState()
         self.busy[cls] = state
         try:
@@ -1463,7 +1560,10 @@ class _TypeCompiler:
         state.fits = node.fits
         if state.ref and state.ref != "#":
             self.defs[state.ref[len("#/$defs/") :]] = node.schema
+            tags = node.tags
             node = _TypeNode({"$ref": state.ref}, node.decode, node.fits)
+            node.tags = tags
+        node.name = cls.__name__
         self.done[cls] = node
         return node
 
@@ -1530,6 +1630,7 @@ class _TypeCompiler:
         required: list[str] = []
         table: dict[str, tuple[Callable[[Any], Any], bool, bool]] = {}
         needed: list[str] = []
+        tags: dict[str, tuple[Any, ...]] = {}
         top, self.top_params = self.top_params, False
         for f in fields:
             if top:  # errors name the parameter, then the field path inside it
@@ -1545,6 +1646,8 @@ class _TypeCompiler:
                     self.path.pop()
             props[f.name] = schema
             py_required = not f.has_default and f.required is not False
+            if py_required and "enum" in schema and None not in schema["enum"]:
+                tags[f.name] = tuple(schema["enum"])
             if strict or py_required:
                 required.append(f.name)
             if py_required:
@@ -1601,7 +1704,9 @@ class _TypeCompiler:
             keys = v.keys()
             return needed_set <= keys and (not closed or keys <= known)
 
-        return _TypeNode(out, dec, fits)
+        node = _TypeNode(out, dec, fits)
+        node.tags = tags
+        return node
 
     def field(self, f: _Field) -> tuple[dict[str, Any], Callable[[Any], Any], bool]:
         """A property's schema and decoder; True when null means its default (strict)."""
@@ -1630,6 +1735,38 @@ class _TypeCompiler:
         if self.strict:
             _check_strict_limits(out)
         return out
+
+
+def _accepted_types(schema: dict[str, Any]) -> tuple[str, ...]:
+    """The JSON types a generated schema may accept ("object" for any it cannot tell)."""
+    t = schema.get("type")
+    if isinstance(t, str):
+        return (t,)
+    if isinstance(t, list):
+        return tuple(t)
+    if "anyOf" in schema:
+        return tuple(x for b in schema["anyOf"] for x in _accepted_types(b))
+    return ("object",)
+
+
+def _deciding_key(classes: list[_TypeNode]) -> str:
+    """The key whose value tells a union's classes apart: one every class requires as a
+    Literal or Enum, with no value shared by two classes; "" when there is none."""
+    if len(classes) < 2:
+        return ""
+    for key in classes[0].tags:
+        seen: set[Any] = set()
+        count = 0
+        for n in classes:
+            values = n.tags.get(key)
+            if values is None:
+                break
+            seen.update(_json_key(x) for x in values)
+            count += len(values)
+        else:
+            if len(seen) == count:
+                return key
+    return ""
 
 
 def _then(dec: Callable[[Any], Any], conv: Any) -> Callable[[Any], Any]:
