@@ -348,6 +348,52 @@ _META_KEYWORDS: tuple[tuple[str, str], ...] = (
     ("examples", "examples"),
 )
 
+# Meta field -> the JSON type it constrains; what to write instead on another type.
+_META_APPLIES = {
+    "minimum": "number",
+    "maximum": "number",
+    "exclusive_minimum": "number",
+    "exclusive_maximum": "number",
+    "multiple_of": "number",
+    "min_length": "string",
+    "max_length": "string",
+    "pattern": "string",
+    "min_items": "array",
+    "max_items": "array",
+}
+_META_TYPES = {
+    "number": frozenset(("number", "integer")),
+    "string": frozenset(("string",)),
+    "array": frozenset(("array",)),
+}
+_META_INSTEAD = {
+    ("min_length", "array"): "min_items",
+    ("max_length", "array"): "max_items",
+    ("min_items", "string"): "min_length",
+    ("max_items", "string"): "max_length",
+    ("minimum", "string"): "min_length",
+    ("maximum", "string"): "max_length",
+    ("minimum", "array"): "min_items",
+    ("maximum", "array"): "max_items",
+    ("min_length", "number"): "minimum",
+    ("max_length", "number"): "maximum",
+    ("min_items", "number"): "minimum",
+    ("max_items", "number"): "maximum",
+}
+# Python-only regex syntax a Meta pattern may not use (patterns are ECMA-262), after escapes
+# and character classes are blanked out, with what to write instead.
+_PYTHON_ONLY_SYNTAX = (
+    (
+        r"\(\?[aiLmsux-]+[:)]",
+        "inline flags such as (?i) are Python's; spell the cases out ([Aa] for a letter in "
+        "either case)",
+    ),
+    (r"\(\?P[<=>]", "named groups (?P<name>...) are Python's; write a plain group (...)"),
+    (r"\(\?#", "comments (?#...) are Python's; remove them"),
+    (r"\(\?>|[*+?}]\+", "atomic groups and possessive quantifiers are not ECMA-262; remove them"),
+    (r"\{,", "{,n} is Python's; write {0,n}"),
+)
+
 _STRICT_FORMATS = frozenset(
     ("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")
 )
@@ -1181,17 +1227,35 @@ class _TypeCompiler:
                 for attr, key in _META_KEYWORDS:
                     val = getattr(meta, attr)
                     if val is not None:
+                        self.meta_fits(args[0], node.schema, attr, val)
                         schema[key] = list(val) if key == "examples" else val
                 if meta.pattern is not None:
-                    try:
-                        re.compile(meta.pattern)
-                    except re.error as exc:
-                        self.fail(f"Meta(pattern={meta.pattern!r}) is not a valid pattern: {exc}")
+                    problem = _ecma_pattern_problem(meta.pattern)
+                    if problem:
+                        self.fail(f"Meta(pattern={meta.pattern!r}): {problem}")
         if self.strict:
             schema, dec = self.strict_move(schema, dec)
         if schema == node.schema:
             return node
         return _TypeNode(schema, dec, node.fits, node.admits_none, node.ident and dec is _identity)
+
+    def meta_fits(self, tp: Any, schema: dict[str, Any], attr: str, val: Any) -> None:
+        """Refuses a Meta keyword that cannot apply to the type (max_length on a list), saying
+        what to write instead."""
+        applies = _META_APPLIES.get(attr)
+        kinds = _json_types(schema)
+        if applies is None or kinds is None or kinds & _META_TYPES[applies]:
+            return
+        have = "array" if "array" in kinds else "number" if kinds & _META_TYPES["number"] else ""
+        have = have or ("string" if "string" in kinds else "")
+        instead = _META_INSTEAD.get((attr, have))
+        advice = f"write Meta({instead}={val!r}) instead" if instead else "remove it"
+        if attr == "pattern" and have == "array":
+            advice = "put it on the item type: list[Annotated[str, Meta(pattern=...)]]"
+        self.fail(
+            f"Meta({attr}={val!r}) applies to {applies}s, and {_tname(tp)} is "
+            f"{'an' if (have or 'o')[0] in 'aeiou' else 'a'} {have or 'object'}: {advice}"
+        )
 
     def strict_move(
         self, schema: dict[str, Any], dec: Callable[[Any], Any]
@@ -1894,6 +1958,45 @@ def _ordered(schema: Any) -> Any:
             v = list(v)
         out[k] = v
     return out
+
+
+def _json_types(schema: dict[str, Any]) -> frozenset[str] | None:
+    """The JSON types a generated schema admits; None where it cannot tell (Any)."""
+    t = schema.get("type")
+    if isinstance(t, str):
+        return frozenset((t,))
+    if isinstance(t, list):
+        return frozenset(t)
+    if "$ref" in schema:
+        return frozenset(("object",))
+    if "anyOf" in schema:
+        out: set[str] = set()
+        for branch in schema["anyOf"]:
+            kinds = _json_types(branch)
+            if kinds is None:
+                return None
+            out |= kinds
+        return frozenset(out)
+    return None
+
+
+def _ecma_pattern_problem(source: str) -> str:
+    """What makes a Meta pattern unfit for a schema whose patterns are ECMA-262 ("" when
+    nothing): Python-only syntax, or what the validator's regex translation refuses.  The one
+    place Meta asks; point it at a fuller ECMA-262 checker when there is one."""
+    blanked = re.sub(r"\\[^AZ]", "_", source)
+    anchor = re.search(r"\\[AZ]", blanked)
+    if anchor:
+        return f"{anchor.group()} is Python's; write {'$' if anchor.group().endswith('Z') else '^'}"
+    blanked = re.sub(r"\[(?:\\.|[^\]\\])*\]", "_", blanked)
+    for syntax, advice in _PYTHON_ONLY_SYNTAX:
+        if re.search(syntax, blanked):
+            return advice
+    try:
+        re.compile(_translate(source))
+    except (re.error, ValueError) as exc:
+        return f"not a valid ECMA-262 pattern: {exc}"
+    return ""
 
 
 def _check_strict_limits(schema: dict[str, Any]) -> None:
