@@ -264,11 +264,14 @@ class Meta(_Frozen):
 #   picks the first branch, in declaration order, that fits structurally (JSON type; for
 #   objects the required keys present and, for closed targets, no unknown key; Literal/Enum
 #   membership) and decodes; if that branch's decoding fails deeper down, the next fitting
-#   branch is tried, and the first branch's error is reported when none succeeds.
+#   branch is tried, and the first branch's error is reported when none succeeds. Two
+#   refinements: a JSON number keeps its kind where the union has both int and float (1.0 a
+#   float, 1 an int); classes told apart by a key (a Literal or Enum each requires, no value
+#   shared) are decided by that key, whose errors then name it. Messages name classes.
 # - Recursion: a recursive class is written once under "$defs" (named by its class name, a
 #   number appended on a clash) and referred to with "$ref"; a recursive ROOT is inlined and
 #   refers to itself with {"$ref": "#"}, so a tool's root stays {"type": "object", ...}.
-#   Non-recursive nested types are inlined.
+#   Non-recursive nested types are inlined, except large repeats (Size, below).
 # - Decimal is a string matching a decimal pattern: exact (JSON numbers become floats in
 #   Python and lose digits), valid under strict, and what the result encoder writes.
 # - bytes is a plain string of base64: the standard alphabet with its padding, nothing else.
@@ -288,7 +291,11 @@ class Meta(_Frozen):
 #   the description, and the decoder enforces the moved constraints. Fixed-length tuples
 #   (prefixItems) and dict are refused. Size limits: 5,000 properties, 10 levels of object
 #   nesting, 1,000 enum values, 120,000 characters of property names, definition names and
-#   enum values.
+#   enum values, 15,000 characters in one enum of more than 250 strings. A "$ref" with
+#   siblings (a description) becomes {"description": ..., "anyOf": [{"$ref": ...}]}.
+# - Size: a class that appears in several places and whose schema holds more than
+#   _INLINE_LIMIT (16) schema objects is written once under "$defs" and referred to; smaller
+#   repeats stay inline (the corpus's). A schema is linear in the size of its types.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -401,6 +408,8 @@ _STRICT_MAX_PROPERTIES = 5000
 _STRICT_MAX_DEPTH = 10
 _STRICT_MAX_ENUM_VALUES = 1000
 _STRICT_MAX_CHARS = 120_000
+_STRICT_MAX_LONG_ENUM = 250  # an enum of more strings than this ...
+_STRICT_MAX_LONG_ENUM_CHARS = 15_000  # ... may hold this many characters in all
 
 _SCALAR_TYPES = frozenset(("string", "integer", "number", "boolean", "null"))
 _DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
@@ -1098,6 +1107,8 @@ class _TypeCompiler:
         self.def_owner: dict[str, Any] = {}
         self.busy: dict[Any, _ClassState] = {}
         self.done: dict[Any, _TypeNode] = {}
+        self.uses: dict[Any, int] = {}  # class -> the places it appears in the types
+        self.inlined: list[tuple[Any, dict[str, Any]]] = []  # (class, its schema), done order
         self.top_params = False  # the object being built is a function's parameters
 
     # errors
@@ -1329,7 +1340,7 @@ class _TypeCompiler:
             by_kind = {}
         classes = [n for n in nodes if n.name]
         objects_elsewhere = any(
-            not n.name and "object" in _accepted_types(n.schema) for n in nodes
+            not n.name and "object" in (_json_types(n.schema) or ("object",)) for n in nodes
         )
         tag = "" if objects_elsewhere else _deciding_key(classes)
         decided: dict[Any, Callable[[Any], Any]] = {}
@@ -1592,6 +1603,7 @@ class _TypeCompiler:
     # objects
 
     def object_class(self, cls: Any) -> _TypeNode:
+        self.uses[cls] = self.uses.get(cls, 0) + 1
         done = self.done.get(cls)
         if done is not None:
             return done
@@ -1627,6 +1639,8 @@ class _TypeCompiler:
             tags = node.tags
             node = _TypeNode({"$ref": state.ref}, node.decode, node.fits)
             node.tags = tags
+        elif cls is not self.root:
+            self.inlined.append((cls, node.schema))
         node.name = cls.__name__
         self.done[cls] = node
         return node
@@ -1793,24 +1807,123 @@ class _TypeCompiler:
         return schema, dec, null_default
 
     def finish(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if any(self.uses[cls] > 1 for cls, _ in self.inlined):
+            schema = self.share_repeats(schema)
         if self.defs:
             schema = {**schema, "$defs": self.defs}
         out: dict[str, Any] = _ordered(schema)
         if self.strict:
+            out = _refs_alone(out)
             _check_strict_limits(out)
         return out
 
+    def share_repeats(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Moves each class that appears in more than one place and whose schema is bigger than
+        _INLINE_LIMIT schema objects under "$defs", so the schema stays linear in the size of
+        the types (inlined, a class used twice at each of 15 levels is 2**15 copies).  Smaller
+        repeats stay inline.  Classes are decided in the order they were finished, nested ones
+        first, each counting a shared class inside it as one object."""
+        sizes: dict[int, int] = {}  # id(a class's "properties") -> its size inline
+        shared: dict[int, tuple[str, dict[str, Any]]] = {}
+        for cls, own in self.inlined:
+            size = _inline_size(own, sizes, top=True)
+            if self.uses[cls] > 1 and size > _INLINE_LIMIT:
+                shared[id(own["properties"])] = ("#/$defs/" + self.def_name(cls), own)
+                size = 1
+            sizes[id(own["properties"])] = size
+        if not shared:
+            return schema
+        memo: dict[int, Any] = {}
+        defs = {name: _share(s, shared, memo, top=True) for name, s in self.defs.items()}
+        for ref, own in shared.values():
+            defs[ref[len("#/$defs/") :]] = _share(own, shared, memo, top=True)
+        self.defs = defs
+        out: dict[str, Any] = _share(schema, shared, memo, top=True)
+        return out
 
-def _accepted_types(schema: dict[str, Any]) -> tuple[str, ...]:
-    """The JSON types a generated schema may accept ("object" for any it cannot tell)."""
-    t = schema.get("type")
-    if isinstance(t, str):
-        return (t,)
-    if isinstance(t, list):
-        return tuple(t)
-    if "anyOf" in schema:
-        return tuple(x for b in schema["anyOf"] for x in _accepted_types(b))
-    return ("object",)
+
+_INLINE_LIMIT = 16  # schema objects a class repeated in several places may have, inline
+_SUBSCHEMA_LISTS = ("anyOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "$defs")
+_SUBSCHEMAS = ("items", "additionalProperties")
+
+
+def _inline_size(schema: Any, sizes: dict[int, int], top: bool = False) -> int:
+    """Schema objects in a generated schema, a class's schema below the top counting as its
+    size in ``sizes`` (which already counts the shared classes inside it as one)."""
+    if not isinstance(schema, dict):
+        return 0
+    props = schema.get("properties")
+    if not top and props is not None and id(props) in sizes:
+        return sizes[id(props)]
+    n = 1
+    for key in _SUBSCHEMA_MAPS:
+        for sub in schema.get(key, {}).values():
+            n += _inline_size(sub, sizes)
+    for key in _SUBSCHEMAS:
+        n += _inline_size(schema.get(key), sizes)
+    for key in _SUBSCHEMA_LISTS:
+        for sub in schema.get(key, ()):
+            n += _inline_size(sub, sizes)
+    return n
+
+
+def _share(
+    schema: Any,
+    shared: dict[int, tuple[str, dict[str, Any]]],
+    memo: dict[int, Any],
+    top: bool = False,
+) -> Any:
+    """The schema with every shared class replaced by its "$ref" (keeping what the place added
+    to it, such as a description); ``memo`` visits each object once, since the schemas
+    compiled from types share their parts."""
+    if not isinstance(schema, dict):
+        return schema
+    hit = memo.get(id(schema))
+    if hit is not None and not top:
+        return hit
+    props = schema.get("properties")
+    entry = shared.get(id(props)) if props is not None and not top else None
+    if entry is not None:
+        ref, own = entry
+        out: dict[str, Any] = {"$ref": ref}
+        for k, v in schema.items():  # what this place added, such as its own description
+            if own.get(k, _MISSING) is not v:
+                out[k] = v
+    else:
+        out = dict(schema)
+        for key in _SUBSCHEMA_MAPS:
+            if key in out:
+                out[key] = {k: _share(v, shared, memo) for k, v in out[key].items()}
+        for key in _SUBSCHEMAS:
+            if key in out:
+                out[key] = _share(out[key], shared, memo)
+        for key in _SUBSCHEMA_LISTS:
+            if key in out:
+                out[key] = [_share(v, shared, memo) for v in out[key]]
+    if not top:
+        memo[id(schema)] = out
+    return out
+
+
+def _refs_alone(schema: Any) -> Any:
+    """A strict schema where no "$ref" has siblings (OpenAI's strict mode refuses them): the
+    reference goes into a one-branch "anyOf" beside the description."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k in _SUBSCHEMA_MAPS:
+            v = {name: _refs_alone(s) for name, s in v.items()}
+        elif k in _SUBSCHEMAS:
+            v = _refs_alone(v)
+        elif k in _SUBSCHEMA_LISTS:
+            v = [_refs_alone(s) for s in v]
+        out[k] = v
+    if "$ref" in out and len(out) > 1:
+        ref = out.pop("$ref")
+        out = _ordered({**out, "anyOf": [{"$ref": ref}]})
+    return out
 
 
 def _deciding_key(classes: list[_TypeNode]) -> str:
@@ -2018,8 +2131,17 @@ def _check_strict_limits(schema: dict[str, Any]) -> None:
                 chars += len(name)
                 stack.append((sub, depth))
         if "enum" in s:
-            enums += len(s["enum"])
-            chars += sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in s["enum"])
+            values = s["enum"]
+            enums += len(values)
+            text = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in values)
+            chars += text
+            strings = [v for v in values if isinstance(v, str)]
+            if len(strings) > _STRICT_MAX_LONG_ENUM and text > _STRICT_MAX_LONG_ENUM_CHARS:
+                raise TypeError(
+                    f"strict schema too large: an enum of {len(strings):,} strings holding "
+                    f"{text:,} characters; strict providers allow {_STRICT_MAX_LONG_ENUM_CHARS:,}"
+                    f" characters in an enum of more than {_STRICT_MAX_LONG_ENUM} strings"
+                )
         for name, sub in s.get("$defs", {}).items():
             chars += len(name)
             stack.append((sub, 0))
