@@ -416,6 +416,7 @@ _DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 _MISSING: Any = dataclasses.MISSING
 _NONE_TYPE = type(None)
 _UNION_TYPES: tuple[Any, ...] = (Union, getattr(types, "UnionType", Union))
+_BARE_TUPLE: Any = typing.Tuple  # noqa: UP006 (the bare form, told apart from Tuple[()])
 _WRAPPER_NAMES = frozenset(("Required", "NotRequired", "ReadOnly", "Final"))
 
 
@@ -688,7 +689,12 @@ def _parse_iso(kind: str, cls: Any) -> Callable[[Any], Any]:
             if kind == "date":
                 return cls(*map(int, parts))
             hour, minute, sec, frac, off = parts[-5:]
-            clock = (int(hour or 0), int(minute or 0), int(sec or 0), int((frac or "0")[:6].ljust(6, "0")))
+            clock = (
+                int(hour or 0),
+                int(minute or 0),
+                int(sec or 0),
+                int((frac or "0")[:6].ljust(6, "0")),
+            )
             tz = None
             if off in ("Z", "z"):
                 tz = dt.timezone.utc
@@ -1474,7 +1480,8 @@ class _TypeCompiler:
             return self.array(self.item(args[0]), frozenset if origin is frozenset else set)
         if origin is tuple:
             if not args:  # typing.Tuple alone, or tuple[()] (3.11+ and 3.9's tuple[()])
-                return self.compile_class(tuple) if tp is typing.Tuple else self.fixed_tuple(tp, ())
+                bare = tp is _BARE_TUPLE
+                return self.compile_class(tuple) if bare else self.fixed_tuple(tp, ())
             if len(args) == 2 and args[1] is Ellipsis:
                 return self.array(self.item(args[0]), tuple)
             return self.fixed_tuple(tp, args)
@@ -4034,7 +4041,7 @@ def _json_ready(value: Any) -> Any:
     if isinstance(value, float):
         return value if -_INFINITY < value < _INFINITY else None
     if isinstance(value, tuple) and _is_namedtuple(kind):
-        return _json_ready(dict(zip(value._fields, value)))
+        return _json_ready(dict(zip(kind._fields, value)))
     return value
 
 

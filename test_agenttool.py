@@ -30,16 +30,15 @@ import threading
 import types
 import unittest
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import (
     Annotated,
     Any,
     Callable,
     Literal,
-    Mapping,
     NamedTuple,
     NoReturn,
     Optional,
-    Sequence,
     TypedDict,
     Union,
 )
