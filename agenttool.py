@@ -869,6 +869,13 @@ def _is_namedtuple(tp: Any) -> bool:
 def _class_hints(cls: Any, kind: str) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, include_extras=True)
+    except TypeError as exc:
+        # 3.9 and 3.10 refuse a string annotation that is not a type, such as InitVar[int]
+        # under `from __future__ import annotations`: evaluate them as written.
+        try:
+            return _annotations_as_written(cls)
+        except Exception:
+            _hint_failure(cls, kind, exc)
     except NameError:
         # A self-referencing class defined in a function: let it find its own name.
         try:
@@ -878,6 +885,18 @@ def _class_hints(cls: Any, kind: str) -> dict[str, Any]:
             _hint_failure(cls, kind, exc)
     except Exception as exc:
         _hint_failure(cls, kind, exc)
+
+
+def _annotations_as_written(cls: Any) -> dict[str, Any]:
+    """A class's annotations (its bases' first), each evaluated in its own module."""
+    out: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        module = sys.modules.get(base.__module__)
+        globalns = vars(module) if module is not None else {}
+        localns = {**vars(base), base.__name__: base}
+        for name, ann in base.__dict__.get("__annotations__", {}).items():
+            out[name] = eval(ann, globalns, localns) if isinstance(ann, str) else ann
+    return out
 
 
 def _hint_failure(obj: Any, kind: str, exc: Exception) -> NoReturn:
@@ -1263,15 +1282,19 @@ class _TypeCompiler:
         kinds = _json_types(schema)
         if applies is None or kinds is None or kinds & _META_TYPES[applies]:
             return
-        have = "array" if "array" in kinds else "number" if kinds & _META_TYPES["number"] else ""
-        have = have or ("string" if "string" in kinds else "")
-        instead = _META_INSTEAD.get((attr, have))
+        have = next(
+            k
+            for k in ("array", "string", "integer", "number", "boolean", "object", "null")
+            if k in kinds
+        )
+        instead = _META_INSTEAD.get((attr, "number" if have == "integer" else have))
         advice = f"write Meta({instead}={val!r}) instead" if instead else "remove it"
         if attr == "pattern" and have == "array":
             advice = "put it on the item type: list[Annotated[str, Meta(pattern=...)]]"
+        article = "an" if have[0] in "aeiou" else "a"
         self.fail(
-            f"Meta({attr}={val!r}) applies to {applies}s, and {_tname(tp)} is "
-            f"{'an' if (have or 'o')[0] in 'aeiou' else 'a'} {have or 'object'}: {advice}"
+            f"Meta({attr}={val!r}) applies to {applies}s, and {_tname(tp)} is {article} {have}: "
+            + advice
         )
 
     def strict_move(
