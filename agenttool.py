@@ -4031,7 +4031,6 @@ def _dumps(value: Any) -> str:
 
 
 _JSON_LEAVES = frozenset((str, int, bool, _NONE_TYPE))
-_INFINITY = float("inf")
 
 
 def _json_ready(value: Any) -> Any:
@@ -4039,30 +4038,20 @@ def _json_ready(value: Any) -> Any:
     and every NaN or infinity as None (JSON has neither; pydantic writes null too).  Containers
     with nothing to change are returned as they are, so the common case copies nothing."""
     kind = type(value)
-    if kind is dict:
+    if kind is dict or kind is list or kind is tuple:
         out: Any = None
-        for k, x in value.items():
-            if type(x) in _JSON_LEAVES:
+        for k, x in value.items() if kind is dict else enumerate(value):
+            t = type(x)
+            if t in _JSON_LEAVES or (t is float and x - x == 0.0):
                 continue
             y = _json_ready(x)
             if y is not x:
                 if out is None:
-                    out = dict(value)
+                    out = dict(value) if kind is dict else list(value)
                 out[k] = y
         return value if out is None else out
-    if kind is list or kind is tuple:
-        out = None
-        for i, x in enumerate(value):
-            if type(x) in _JSON_LEAVES:
-                continue
-            y = _json_ready(x)
-            if y is not x:
-                if out is None:
-                    out = list(value)
-                out[i] = y
-        return value if out is None else out
     if isinstance(value, float):
-        return value if -_INFINITY < value < _INFINITY else None
+        return value if _is_finite(value) else None
     if isinstance(value, tuple) and _is_namedtuple(kind):
         return _json_ready(dict(zip(kind._fields, value)))
     return value
