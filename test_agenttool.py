@@ -5297,6 +5297,8 @@ class TestSchemaSize(unittest.TestCase):
         self.assertLess(len(json.dumps(at.schema_of(deep_tree(30)))), 2 * 20_000 + len(text))
         self.assertEqual(s["properties"]["a"], s["properties"]["b"])
         self.assertIn("$ref", s["properties"]["a"])
+        at.validator(s)  # compiled in time linear in the schema, too
+        at.validator(at.schema_of(deep_tree(15), strict=True))
 
     def test_the_shared_schema_means_what_the_inline_one_did(self) -> None:
         cls = deep_tree(4)
