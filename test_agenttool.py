@@ -4667,6 +4667,12 @@ class TestNullRule(unittest.TestCase):
         self.assertEqual(called_with(search, '{"query": "q", "limit": null}')["limit"], None)
         self.assertEqual(called_with(search, '{"query": "q", "limit": 3}')["limit"], 3)
 
+        def page(size: int = None) -> str:  # type: ignore[assignment]
+            return ""
+
+        self.assertEqual(at.schema_of(page)["properties"]["size"], {"type": ["integer", "null"]})
+        self.assertEqual(called_with(page, '{"size": null}'), {"size": None})
+
     def test_a_recursive_optional_can_end_with_null(self) -> None:
         def walk(head: Link) -> str:
             return ""
