@@ -1291,6 +1291,8 @@ class _TypeCompiler:
         advice = f"write Meta({instead}={val!r}) instead" if instead else "remove it"
         if attr == "pattern" and have == "array":
             advice = "put it on the item type: list[Annotated[str, Meta(pattern=...)]]"
+        elif applies == "number" and tp is _stdlib("decimal", "Decimal"):
+            advice = "a Decimal is written as a string; check the bound in the function"
         article = "an" if have[0] in "aeiou" else "a"
         self.fail(
             f"Meta({attr}={val!r}) applies to {applies}s, and {_tname(tp)} is {article} {have}: "

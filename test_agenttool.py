@@ -5208,6 +5208,7 @@ class TestMetaRefusals(unittest.TestCase):
                 r"applies to numbers, and bool is a boolean: remove it$",
             ),
             (Annotated[Item, at.Meta(multiple_of=2)], r"applies to numbers, and Item is an object"),
+            (Annotated[decimal.Decimal, at.Meta(minimum=0)], r".*check the bound in the function$"),
         ]
         for tp, expected in cases:
             with self.subTest(tp=tp):
