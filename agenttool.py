@@ -684,6 +684,8 @@ def _parse_iso(kind: str, cls: Any) -> Callable[[Any], Any]:
         m = form.match(v)
         try:
             if m is None:
+                if not v.isascii():
+                    _unicode_text(v)  # a lone surrogate is named, never quoted
                 raise ValueError(v)
             parts = m.groups()
             if kind == "date":
@@ -719,6 +721,8 @@ def _dec_base64(v: Any) -> Any:
     if type(v) is not str:
         raise _DecodeFail(f"expected string, got {_describe(v)}")
     if not re.match(_BASE64, v):
+        if not v.isascii():
+            _unicode_text(v)  # a lone surrogate is named, never quoted
         raise _DecodeFail(
             f"expected base64 (A-Z, a-z, 0-9, + and /, padded with = to a multiple of 4 "
             f"characters), got {_describe(v)}"
@@ -1479,6 +1483,8 @@ class _TypeCompiler:
             try:
                 return lookup[_json_key(v)]
             except (KeyError, TypeError):
+                if type(v) is str and not v.isascii():
+                    _unicode_text(v)  # a lone surrogate is named, never quoted
                 shown = ", ".join(_describe(x) for x in values)
                 raise _DecodeFail(f"expected one of [{shown}], got {_describe(v)}") from None
 

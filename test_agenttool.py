@@ -4962,6 +4962,13 @@ class TestDecodingEdges(unittest.TestCase):
             "(\\udc00) at character 0 of a key",
         )
         self.assertIn("lone surrogate", refusal(f, '{"name": "a", "tags": {}, "when": "\\udfff"}'))
+        for tp in (bytes, datetime.date, Literal["a", "b"]):
+            with self.subTest(tp=tp), self.assertRaises(at.ValidationError) as caught:
+                at.decode(tp, "\udfffx")
+            self.assertEqual(
+                caught.exception.msg,
+                "expected Unicode text, got a lone surrogate (\\udfff) at character 0",
+            )
         self.assertEqual(
             called_with(f, '{"name": "\\ud83d\\ude00", "tags": {}}')["name"], "\U0001f600"
         )
