@@ -5301,6 +5301,21 @@ class TestOutputEncoding(unittest.TestCase):
         )
 
 
+@dataclasses.dataclass
+class ChainA:
+    value: int
+    next: Optional[ChainA] = None
+
+
+@dataclasses.dataclass
+class ChainB:
+    label: str
+    next: Optional[ChainB] = None
+
+
+ChainB.__name__ = "ChainA"  # two classes of one name, as from two modules
+
+
 class TestSchemaSize(unittest.TestCase):
     """Schemas stay linear in the size of the types; small repeats stay inline."""
 
@@ -5354,6 +5369,16 @@ class TestSchemaSize(unittest.TestCase):
         self.assertEqual(s["properties"]["c"], {"anyOf": [ref, {"type": "null"}]})
         self.assertEqual(list(s["$defs"]), ["Level1"])
         self.assertEqual(s["$defs"]["Level1"]["properties"]["a"]["required"], ["a", "b", "n"])
+
+    def test_two_classes_of_one_name_get_two_definitions(self) -> None:
+        def f(a: ChainA, b: ChainB) -> None:
+            pass
+
+        s = at.schema_of(f)
+        self.assertEqual(s["properties"]["a"], {"$ref": "#/$defs/ChainA"})
+        self.assertEqual(s["properties"]["b"], {"$ref": "#/$defs/ChainA2"})
+        self.assertEqual(s["$defs"]["ChainA2"]["properties"]["label"], {"type": "string"})
+        self.assertEqual(s["$defs"]["ChainA"]["properties"]["value"], {"type": "integer"})
 
 
 if __name__ == "__main__":
