@@ -5294,6 +5294,11 @@ class TestOutputEncoding(unittest.TestCase):
 
         self.assertEqual(pair.execute(at.Call("1")).output, '{"left":null,"right":1}')
 
+    def test_an_empty_list_is_the_json_array_not_empty_parts(self) -> None:
+        self.assertEqual(at.output([]).output, "[]")
+        self.assertEqual(at.output(()).output, "[]")
+        self.assertEqual(at.output([{"type": "text"}, 1]).output, '[{"type":"text"},1]')
+
     def test_records_use_the_same_encoder(self) -> None:
         record = at.record_of(Recorded(float("inf"), Pair(float("nan"), 3)))
         self.assertEqual(
