@@ -4648,6 +4648,12 @@ class Recorded:
     record_ns = "test:ratio"
 
 
+@dataclasses.dataclass
+class FieldNamespace:
+    value: int
+    record_ns: str = "test:field"
+
+
 def deep_tree(levels: int) -> Any:
     """A class tree ``levels`` deep with two fields of the same class at each level."""
     cls: Any = dataclasses.make_dataclass("Leaf", [("v", int), ("w", str)])
@@ -5293,6 +5299,12 @@ class TestOutputEncoding(unittest.TestCase):
             return Pair(float("nan"), 1)
 
         self.assertEqual(pair.execute(at.Call("1")).output, '{"left":null,"right":1}')
+
+    def test_a_record_ns_field_names_the_record_and_stays_out_of_its_data(self) -> None:
+        self.assertEqual(at.record_of(FieldNamespace(1)), at.Record("test:field", '{"value":1}'))
+        self.assertEqual(
+            at.record_of(FieldNamespace(2, "other:kind")), at.Record("other:kind", '{"value":2}')
+        )
 
     def test_an_empty_list_is_the_json_array_not_empty_parts(self) -> None:
         self.assertEqual(at.output([]).output, "[]")
