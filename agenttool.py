@@ -661,7 +661,9 @@ def _literal_type(v: Any) -> str:
 # kept), "Z"/"z" or a +HH:MM offset.  Compact (20240101) and week (2024-W01) forms are refused on
 # every version, although 3.11's fromisoformat takes them.
 _RFC3339_DATE = r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
-_RFC3339_TIME = r"([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?"
+_RFC3339_TIME = (  # hour, minute, second, fraction, offset
+    r"([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?"
+)
 _RFC3339 = {
     "date": _RFC3339_DATE,
     "time": _RFC3339_TIME,
