@@ -27,7 +27,6 @@ import sys
 import tempfile
 import textwrap
 import threading
-import types
 import unittest
 import uuid
 from collections.abc import Mapping, Sequence
@@ -1019,7 +1018,7 @@ class Item:
 # The corpus's non-strict optional + nullable fields are fields whose default is not None (a type
 # that admits None would admit null, written in the schema); optional alone is any default.
 NO_ITEM = Item("", [])
-NO_LABELS: Mapping[str, str] = types.MappingProxyType({})
+NO_LABELS: Mapping[str, str] = {}  # never changed: only a default
 
 
 def read_file(path: Annotated[str, "Absolute path to read"], max_bytes: int = 0) -> str:
