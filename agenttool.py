@@ -1383,18 +1383,20 @@ class _TypeCompiler:
         decided: dict[Any, Callable[[Any], Any]] = {}
         if tag:
             decided = {_json_key(x): n.decode for n in classes for x in n.tags[tag]}
-            names = _join_or([n.name for n in classes])
+            names = ", ".join(n.name for n in classes[:-1]) + " and " + classes[-1].name
             shown_tags = ", ".join(_describe(x) for n in classes for x in n.tags[tag])
 
         def dec(v: Any) -> Any:
             if tag and type(v) is dict:
                 if tag not in v:
-                    raise _DecodeFail(f'missing required property "{tag}" (it tells {names})')
+                    raise _DecodeFail(
+                        f'missing required property "{tag}" (it decides between {names})'
+                    )
                 try:
                     return decided[_json_key(v[tag])](v)
                 except (KeyError, TypeError):
                     exc = _DecodeFail(
-                        f"expected one of [{shown_tags}] (it tells {names}), got "
+                        f"expected one of [{shown_tags}] (it decides between {names}), got "
                         f"{_describe(v[tag])}"
                     )
                     exc.rpath.append(tag)

@@ -5013,9 +5013,9 @@ class TestUnionMessages(unittest.TestCase):
         u = Union[Cat, Dog]
         self.assertEqual(at.decode(u, {"kind": "dog", "bark": "woof"}), Dog("dog", "woof"))
         cases = {
-            '{"kind": "bird"}': 'kind: expected one of ["cat", "dog"] (it tells Cat or Dog), '
-            'got "bird"',
-            '{"lives": 9}': 'missing required property "kind" (it tells Cat or Dog)',
+            '{"kind": "bird"}': 'kind: expected one of ["cat", "dog"]'
+            ' (it decides between Cat and Dog), got "bird"',
+            '{"lives": 9}': 'missing required property "kind" (it decides between Cat and Dog)',
             '{"kind": "dog", "lives": 9}': 'unexpected property "lives"',
             '{"kind": "cat"}': 'missing required property "lives"',
         }
