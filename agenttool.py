@@ -252,25 +252,29 @@ class Meta(_Frozen):
 # - Member order of every generated schema object is _KEY_ORDER, applied in one place
 #   (_ordered): the seed's keywords first, then the others, "$defs" last. Properties keep
 #   declaration order, "required" field order, "enum" declaration order.
-# - Nullability: a type that admits None is written nullable ("type": [T, "null"] for a scalar,
-#   an enum gets null appended last, anything else becomes anyOf [T, {"type": "null"}], Any stays
-#   {}). Outside strict, a field WITH a default is simply optional and its null is not written
-#   (the corpus). Under strict every field is required, a field with a default whose type does
-#   not admit None is made nullable and null means "use the default" (the decoder leaves the
-#   argument out); where the type admits None, null is None. A TypedDict key that is
-#   NotRequired has no default: under strict it stays required and not nullable.
+# - Nullability: a type that admits None admits null in every mode, with or without a default,
+#   and null decodes to None. It is written nullable ("type": [T, "null"] for a scalar, an enum
+#   gets null appended last, anything else becomes anyOf [T, {"type": "null"}], Any stays {}).
+#   A None default makes the type Optional. Outside strict, a field whose type does not admit
+#   None but has a default is simply optional. Under strict every field is required, and such a
+#   field is made nullable with null meaning "use the default" (the decoder leaves the argument
+#   out). A TypedDict key that is NotRequired has no default: under strict it stays required and
+#   not nullable.
 # - Unions: primitive branches merge into one "type" list, others become anyOf. The decoder
 #   picks the first branch, in declaration order, that fits structurally (JSON type; for
 #   objects the required keys present and, for closed targets, no unknown key; Literal/Enum
 #   membership) and decodes; if that branch's decoding fails deeper down, the next fitting
-#   branch is tried, and the first branch's error is reported when none succeeds.
+#   branch is tried, and the first branch's error is reported when none succeeds. Two
+#   refinements: a JSON number keeps its kind where the union has both int and float (1.0 a
+#   float, 1 an int); classes told apart by a key (a Literal or Enum each requires, no value
+#   shared) are decided by that key, whose errors then name it. Messages name classes.
 # - Recursion: a recursive class is written once under "$defs" (named by its class name, a
 #   number appended on a clash) and referred to with "$ref"; a recursive ROOT is inlined and
 #   refers to itself with {"$ref": "#"}, so a tool's root stays {"type": "object", ...}.
-#   Non-recursive nested types are inlined.
+#   Non-recursive nested types are inlined, except large repeats (Size, below).
 # - Decimal is a string matching a decimal pattern: exact (JSON numbers become floats in
 #   Python and lose digits), valid under strict, and what the result encoder writes.
-# - bytes is a plain string (base64 content, standard or URL-safe alphabet, padding optional).
+# - bytes is a plain string of base64: the standard alphabet with its padding, nothing else.
 # - A bare list/tuple/set/frozenset/dict means items of Any outside strict, and is refused
 #   under strict (an array needs items, an object must be closed).
 # - Under strict, a field whose null means its default says so in its description
@@ -279,15 +283,19 @@ class Meta(_Frozen):
 #   path wherever the target cannot hold it (a function without **kwargs, a dataclass, a
 #   NamedTuple, a TypedDict); **kwargs receives it (decoded by its annotation); dict[str, T]
 #   and Any hold anything. A ValueError from a class's constructor (__post_init__) becomes a
-#   ValidationError at the object's path. Dates and times are ISO 8601, with a Z suffix and
-#   any number of fraction digits accepted on every version; a naive value stays naive.
+#   ValidationError at the object's path. Dates and times are RFC 3339 (see _RFC3339), the same on
+#   every version; a naive value stays naive.
 # - Strict keeps OpenAI's documented subset: pattern, format (date-time, time, date, duration,
 #   email, hostname, ipv4, ipv6, uuid), minimum/maximum and exclusive forms, multipleOf,
 #   minItems/maxItems. minLength, maxLength, uniqueItems, examples and other formats move into
 #   the description, and the decoder enforces the moved constraints. Fixed-length tuples
 #   (prefixItems) and dict are refused. Size limits: 5,000 properties, 10 levels of object
 #   nesting, 1,000 enum values, 120,000 characters of property names, definition names and
-#   enum values.
+#   enum values, 15,000 characters in one enum of more than 250 strings. A "$ref" with
+#   siblings (a description) becomes {"description": ..., "anyOf": [{"$ref": ...}]}.
+# - Size: a class that appears in several places and whose schema holds more than
+#   _INLINE_LIMIT (16) schema objects is written once under "$defs" and referred to; smaller
+#   repeats stay inline (the corpus's). A schema is linear in the size of its types.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -347,6 +355,52 @@ _META_KEYWORDS: tuple[tuple[str, str], ...] = (
     ("examples", "examples"),
 )
 
+# Meta field -> the JSON type it constrains; what to write instead on another type.
+_META_APPLIES = {
+    "minimum": "number",
+    "maximum": "number",
+    "exclusive_minimum": "number",
+    "exclusive_maximum": "number",
+    "multiple_of": "number",
+    "min_length": "string",
+    "max_length": "string",
+    "pattern": "string",
+    "min_items": "array",
+    "max_items": "array",
+}
+_META_TYPES = {
+    "number": frozenset(("number", "integer")),
+    "string": frozenset(("string",)),
+    "array": frozenset(("array",)),
+}
+_META_INSTEAD = {
+    ("min_length", "array"): "min_items",
+    ("max_length", "array"): "max_items",
+    ("min_items", "string"): "min_length",
+    ("max_items", "string"): "max_length",
+    ("minimum", "string"): "min_length",
+    ("maximum", "string"): "max_length",
+    ("minimum", "array"): "min_items",
+    ("maximum", "array"): "max_items",
+    ("min_length", "number"): "minimum",
+    ("max_length", "number"): "maximum",
+    ("min_items", "number"): "minimum",
+    ("max_items", "number"): "maximum",
+}
+# Python-only regex syntax a Meta pattern may not use (patterns are ECMA-262), after escapes
+# and character classes are blanked out, with what to write instead.
+_PYTHON_ONLY_SYNTAX = (
+    (
+        r"\(\?[aiLmsux-]+[:)]",
+        "inline flags such as (?i) are Python's; spell the cases out ([Aa] for a letter in "
+        "either case)",
+    ),
+    (r"\(\?P[<=>]", "named groups (?P<name>...) are Python's; write a plain group (...)"),
+    (r"\(\?#", "comments (?#...) are Python's; remove them"),
+    (r"\(\?>|[*+?}]\+", "atomic groups and possessive quantifiers are not ECMA-262; remove them"),
+    (r"\{,", "{,n} is Python's; write {0,n}"),
+)
+
 _STRICT_FORMATS = frozenset(
     ("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")
 )
@@ -354,12 +408,15 @@ _STRICT_MAX_PROPERTIES = 5000
 _STRICT_MAX_DEPTH = 10
 _STRICT_MAX_ENUM_VALUES = 1000
 _STRICT_MAX_CHARS = 120_000
+_STRICT_MAX_LONG_ENUM = 250  # an enum of more strings than this ...
+_STRICT_MAX_LONG_ENUM_CHARS = 15_000  # ... may hold this many characters in all
 
 _SCALAR_TYPES = frozenset(("string", "integer", "number", "boolean", "null"))
 _DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 _MISSING: Any = dataclasses.MISSING
 _NONE_TYPE = type(None)
 _UNION_TYPES: tuple[Any, ...] = (Union, getattr(types, "UnionType", Union))
+_BARE_TUPLE: Any = typing.Tuple  # noqa: UP006 (the bare form, told apart from Tuple[()])
 _WRAPPER_NAMES = frozenset(("Required", "NotRequired", "ReadOnly", "Final"))
 
 
@@ -373,12 +430,18 @@ class _DecodeFail(Exception):
 
     def error(self) -> ValidationError:
         out = ""
-        for seg in reversed(self.rpath):
+        segments = self.rpath[::-1]
+        if len(segments) > 2 * _PATH_SHOWN:  # deep data: the path's two ends
+            segments[_PATH_SHOWN:-_PATH_SHOWN] = [f"<{len(segments) - 2 * _PATH_SHOWN} more>"]
+        for seg in segments:
             if isinstance(seg, int):
                 out += f"[{seg}]"
             else:
                 out = f"{out}.{seg}" if out else seg
         return ValidationError(out, self.msg)
+
+
+_PATH_SHOWN = 12  # path segments a decoding error shows at each end of a deeper path
 
 
 def _join_desc(desc: str | None, extra: str) -> str:
@@ -390,9 +453,11 @@ def _join_desc(desc: str | None, extra: str) -> str:
 
 
 class _TypeNode:
-    """One compiled type: its schema, its decoder, and a shallow fit test for unions."""
+    """One compiled type: its schema, its decoder, and a shallow fit test for unions.  A class's
+    node also has its name and tags (required keys whose type is a Literal or Enum -> their
+    values), which name it in union messages and can decide a union of classes."""
 
-    __slots__ = ("schema", "decode", "fits", "admits_none", "ident")
+    __slots__ = ("schema", "decode", "fits", "admits_none", "ident", "name", "tags")
 
     def __init__(
         self,
@@ -407,6 +472,8 @@ class _TypeNode:
         self.fits = fits
         self.admits_none = admits_none
         self.ident = ident
+        self.name = ""
+        self.tags: dict[str, tuple[Any, ...]] = {}
 
 
 class _ClassState:
@@ -502,8 +569,25 @@ def _is_none(v: Any) -> bool:
 
 def _dec_str(v: Any) -> Any:
     if type(v) is str:
-        return v
+        if v.isascii():
+            return v
+        return _unicode_text(v)
     raise _DecodeFail(f"expected string, got {_describe(v)}")
+
+
+def _unicode_text(v: str) -> str:
+    """The string, unless it holds a lone surrogate (JSON's "\\ud800" escape parses to one): no
+    text a tool could write or print holds one."""
+    where = _lone_surrogate(v)
+    if where:
+        raise _DecodeFail(f"expected Unicode text, got {where}")
+    return v
+
+
+def _lone_surrogate(v: str) -> str:
+    """Where a string holds a lone surrogate, for a message; "" when it holds none."""
+    m = re.search("[\ud800-\udfff]", v)
+    return f"a lone surrogate (\\u{ord(m.group()):04x}) at character {m.start()}" if m else ""
 
 
 def _dec_bool(v: Any) -> Any:
@@ -518,15 +602,28 @@ def _dec_int(v: Any) -> Any:
         return v
     if t is float and v.is_integer():
         return int(v)
+    if t is float and not _is_finite(v):
+        raise _DecodeFail(_NOT_FINITE)
     raise _DecodeFail(f"expected integer, got {_describe(v)}")
+
+
+_NOT_FINITE = "expected a finite number (JSON has no NaN or infinity; 1e400 is out of range)"
 
 
 def _dec_float(v: Any) -> Any:
     t = type(v)
     if t is float:
-        return v
+        if _is_finite(v):
+            return v
+        raise _DecodeFail(_NOT_FINITE)
     if t is int:
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:
+            raise _DecodeFail(
+                f"expected a number within a float's range (about 1.8e308), got an integer of "
+                f"{len(str(abs(v)))} digits"
+            ) from None
     raise _DecodeFail(f"expected number, got {_describe(v)}")
 
 
@@ -559,50 +656,82 @@ def _literal_type(v: Any) -> str:
     return ""
 
 
+# RFC 3339, with the latitude its section 5.6 note and ISO 8601's extended form allow: "t" or a
+# space for "T", seconds and fraction optional, any number of fraction digits (microseconds
+# kept), "Z"/"z" or a +HH:MM offset.  Compact (20240101) and week (2024-W01) forms are refused on
+# every version, although 3.11's fromisoformat takes them.
+_RFC3339_DATE = r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+_RFC3339_TIME = (  # hour, minute, second, fraction, offset
+    r"([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?"
+)
+_RFC3339 = {
+    "date": _RFC3339_DATE,
+    "time": _RFC3339_TIME,
+    "datetime": _RFC3339_DATE + "(?:[Tt ]" + _RFC3339_TIME + ")?",
+}
+
+
 def _parse_iso(kind: str, cls: Any) -> Callable[[Any], Any]:
-    """An ISO 8601 parser for datetime/date/time accepting a Z suffix and any fraction digits
-    on every Python version (3.9 and 3.10's fromisoformat accept neither)."""
-    frac = re.compile(r"\.([0-9]+)")
+    """The decoder of a datetime, date or time class (``kind``) from RFC 3339 text: one meaning
+    on every Python version.  A datetime may be a date alone (midnight); a value without an
+    offset stays naive."""
+    import datetime as dt
+
+    form = re.compile(_RFC3339[kind] + r"\Z", re.ASCII)
     word = {"datetime": "date-time", "date": "date", "time": "time"}[kind]
-
-    def norm(s: str) -> str:
-        if s[-1:] in ("Z", "z"):
-            s = s[:-1] + "+00:00"
-        if kind != "date":
-            s = frac.sub(lambda m: "." + (m.group(1) + "000000")[:6], s, count=1)
-            m = re.search(r"([+-])([0-9]{2})([0-9]{2})$", s)
-            if m and (kind == "time" or len(s) > 10):
-                s = s[: m.start()] + f"{m.group(1)}{m.group(2)}:{m.group(3)}"
-        if kind == "datetime" and len(s) > 10 and s[10] in ("t", " "):
-            s = s[:10] + "T" + s[11:]
-        return s
-
-    fromiso = cls.fromisoformat
 
     def dec(v: Any) -> Any:
         if type(v) is not str:
             raise _DecodeFail(f"expected string, got {_describe(v)}")
+        m = form.match(v)
         try:
-            return fromiso(norm(v))
+            if m is None:
+                if not v.isascii():
+                    _unicode_text(v)  # a lone surrogate is named, never quoted
+                raise ValueError(v)
+            parts = m.groups()
+            if kind == "date":
+                return cls(*map(int, parts))
+            hour, minute, sec, frac, off = parts[-5:]
+            clock = (
+                int(hour or 0),
+                int(minute or 0),
+                int(sec or 0),
+                int((frac or "0")[:6].ljust(6, "0")),
+            )
+            tz = None
+            if off in ("Z", "z"):
+                tz = dt.timezone.utc
+            elif off:
+                delta = dt.timedelta(hours=int(off[1:3]), minutes=int(off[4:6]))
+                tz = dt.timezone(-delta if off[0] == "-" else delta)
+            if kind == "time":
+                return cls(*clock, tzinfo=tz)
+            return cls(*map(int, parts[:3]), *clock, tzinfo=tz)
         except ValueError:
-            raise _DecodeFail(f"expected an ISO 8601 {word}, got {_describe(v)}") from None
+            raise _DecodeFail(f"expected an RFC 3339 {word}, got {_describe(v)}") from None
 
     return dec
 
 
+_BASE64 = r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
+
+
 def _dec_base64(v: Any) -> Any:
+    """Standard base64 (RFC 4648 section 4) with its padding, nothing else: the same verdict on
+    every version (b64decode's own validate= differs between 3.9 and 3.13)."""
     if type(v) is not str:
         raise _DecodeFail(f"expected string, got {_describe(v)}")
-    import base64
+    if not re.match(_BASE64, v):
+        if not v.isascii():
+            _unicode_text(v)  # a lone surrogate is named, never quoted
+        raise _DecodeFail(
+            f"expected base64 (A-Z, a-z, 0-9, + and /, padded with = to a multiple of 4 "
+            f"characters), got {_describe(v)}"
+        )
     import binascii
 
-    s = v.replace("-", "+").replace("_", "/").rstrip("=")
-    if len(s) % 4 == 1:
-        raise _DecodeFail(f"expected base64 data, got {_describe(v)}")
-    try:
-        return base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        raise _DecodeFail(f"expected base64 data, got {_describe(v)}") from None
+    return binascii.a2b_base64(v)
 
 
 def _converter(cls: Any, word: str) -> Callable[[Any], Any]:
@@ -612,7 +741,7 @@ def _converter(cls: Any, word: str) -> Callable[[Any], Any]:
         if type(v) is not str:
             raise _DecodeFail(f"expected string, got {_describe(v)}")
         try:
-            return cls(v)
+            return cls(v if v.isascii() else _unicode_text(v))
         except (ValueError, TypeError, ArithmeticError):
             raise _DecodeFail(f"expected {word}, got {_describe(v)}") from None
 
@@ -627,8 +756,13 @@ def _dec_decimal_from(cls: Any) -> Callable[[Any], Any]:
         if t is int:
             return cls(v)
         if t is float:
-            return cls(repr(v))
-        return to_str(v)
+            # repr is the shortest text that reads back as the float: the digits the JSON held
+            # (0.1 stays 0.1, not Decimal(0.1)'s binary expansion).
+            return cls(repr(_dec_float(v)))
+        d = to_str(v)
+        if not d.is_finite():
+            raise _DecodeFail(f"expected a decimal number, got {_describe(v)}")
+        return d
 
     return dec
 
@@ -673,6 +807,21 @@ def _unwrap_markers(tp: Any) -> tuple[Any, bool | None]:
         tp = typing.get_args(tp)[0]
 
 
+def _extension_form(origin: Any) -> str:
+    """The name of a typing_extensions special form ("Literal", "LiteralString"), recognised
+    without importing typing_extensions; "" for anything else."""
+    if type(origin).__module__ == "typing_extensions":
+        name = getattr(origin, "_name", None)
+        return name if isinstance(name, str) else ""
+    return ""
+
+
+def _is_literal(origin: Any) -> bool:
+    """Whether a typing origin is ``Literal``, from typing or typing_extensions (they differ on
+    3.9)."""
+    return origin is typing.Literal or _extension_form(origin) == "Literal"
+
+
 def _admits_none(tp: Any) -> bool:
     """Whether the type itself accepts None (Optional, a Union with None, Any, Literal[None])."""
     if type(tp) is type:
@@ -684,25 +833,9 @@ def _admits_none(tp: Any) -> bool:
         return _admits_none(typing.get_args(tp)[0])
     if origin in _UNION_TYPES:
         return any(_admits_none(a) for a in typing.get_args(tp))
-    if origin is typing.Literal:
+    if _is_literal(origin):
         return any(a is None for a in typing.get_args(tp))
     return False
-
-
-def _strip_none(tp: Any) -> Any:
-    """The type without its None (for a non-strict field with a default)."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        args = typing.get_args(tp)
-        return _annotated(_strip_none(args[0]), args[1:])
-    if origin in _UNION_TYPES:
-        rest = [a for a in typing.get_args(tp) if a is not _NONE_TYPE and a is not None]
-        rest = [_strip_none(a) for a in rest]
-        return rest[0] if len(rest) == 1 else Union[tuple(rest)]
-    if origin is typing.Literal:
-        vals = [a for a in typing.get_args(tp) if a is not None]
-        return typing.Literal[tuple(vals)] if vals else tp
-    return tp
 
 
 def _annotated(inner: Any, metadata: tuple[Any, ...]) -> Any:
@@ -742,6 +875,13 @@ def _is_namedtuple(tp: Any) -> bool:
 def _class_hints(cls: Any, kind: str) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, include_extras=True)
+    except TypeError as exc:
+        # 3.9 and 3.10 refuse a string annotation that is not a type, such as InitVar[int]
+        # under `from __future__ import annotations`: evaluate them as written.
+        try:
+            return _annotations_as_written(cls)
+        except Exception:
+            _hint_failure(cls, kind, exc)
     except NameError:
         # A self-referencing class defined in a function: let it find its own name.
         try:
@@ -751,6 +891,18 @@ def _class_hints(cls: Any, kind: str) -> dict[str, Any]:
             _hint_failure(cls, kind, exc)
     except Exception as exc:
         _hint_failure(cls, kind, exc)
+
+
+def _annotations_as_written(cls: Any) -> dict[str, Any]:
+    """A class's annotations (its bases' first), each evaluated in its own module."""
+    out: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        module = sys.modules.get(base.__module__)
+        globalns = vars(module) if module is not None else {}
+        localns = {**vars(base), base.__name__: base}
+        for name, ann in base.__dict__.get("__annotations__", {}).items():
+            out[name] = eval(ann, globalns, localns) if isinstance(ann, str) else ann
+    return out
 
 
 def _hint_failure(obj: Any, kind: str, exc: Exception) -> NoReturn:
@@ -986,6 +1138,8 @@ class _TypeCompiler:
         self.def_owner: dict[str, Any] = {}
         self.busy: dict[Any, _ClassState] = {}
         self.done: dict[Any, _TypeNode] = {}
+        self.uses: dict[Any, int] = {}  # class -> the places it appears in the types
+        self.inlined: list[tuple[Any, dict[str, Any]]] = []  # (class, its schema), done order
         self.top_params = False  # the object being built is a function's parameters
 
     # errors
@@ -1020,11 +1174,15 @@ class _TypeCompiler:
         supertype = getattr(tp, "__supertype__", None)
         if supertype is not None:  # typing.NewType
             return self.compile(supertype)
+        if type(tp).__name__ == "TypeAliasType" and hasattr(tp, "__value__"):
+            return self.compile(tp.__value__)  # `type X = ...` (3.12), or typing_extensions'
+        if tp is getattr(typing, "LiteralString", str) or _extension_form(tp) == "LiteralString":
+            return _PRIMITIVES[str]
         if isinstance(tp, type) and origin is None:
             return self.compile_class(tp)
         if origin in _UNION_TYPES:
             return self.union(tp)
-        if origin is typing.Literal:
+        if _is_literal(origin):
             return self.literal(tp)
         if origin is not None:
             return self.generic(tp, origin, typing.get_args(tp))
@@ -1035,6 +1193,8 @@ class _TypeCompiler:
         self.cannot(tp, "not a type agenttool can describe")
 
     def compile_class(self, tp: type) -> _TypeNode:
+        if issubclass(tp, enum.Flag):
+            return self.flag_node(tp)
         if issubclass(tp, enum.Enum):
             return self.enum_node(tp)
         if issubclass(tp, bool):
@@ -1109,17 +1269,41 @@ class _TypeCompiler:
                 for attr, key in _META_KEYWORDS:
                     val = getattr(meta, attr)
                     if val is not None:
+                        self.meta_fits(args[0], node.schema, attr, val)
                         schema[key] = list(val) if key == "examples" else val
                 if meta.pattern is not None:
-                    try:
-                        re.compile(meta.pattern)
-                    except re.error as exc:
-                        self.fail(f"Meta(pattern={meta.pattern!r}) is not a valid pattern: {exc}")
+                    problem = _ecma_pattern_problem(meta.pattern)
+                    if problem:
+                        self.fail(f"Meta(pattern={meta.pattern!r}): {problem}")
         if self.strict:
             schema, dec = self.strict_move(schema, dec)
         if schema == node.schema:
             return node
         return _TypeNode(schema, dec, node.fits, node.admits_none, node.ident and dec is _identity)
+
+    def meta_fits(self, tp: Any, schema: dict[str, Any], attr: str, val: Any) -> None:
+        """Refuses a Meta keyword that cannot apply to the type (max_length on a list), saying
+        what to write instead."""
+        applies = _META_APPLIES.get(attr)
+        kinds = _json_types(schema)
+        if applies is None or kinds is None or kinds & _META_TYPES[applies]:
+            return
+        have = next(
+            k
+            for k in ("array", "string", "integer", "number", "boolean", "object", "null")
+            if k in kinds
+        )
+        instead = _META_INSTEAD.get((attr, "number" if have == "integer" else have))
+        advice = f"write Meta({instead}={val!r}) instead" if instead else "remove it"
+        if attr == "pattern" and have == "array":
+            advice = "put it on the item type: list[Annotated[str, Meta(pattern=...)]]"
+        elif applies == "number" and tp is _stdlib("decimal", "Decimal"):
+            advice = "a Decimal is written as a string; check the bound in the function"
+        article = "an" if have[0] in "aeiou" else "a"
+        self.fail(
+            f"Meta({attr}={val!r}) applies to {applies}s, and {_tname(tp)} is {article} {have}: "
+            + advice
+        )
 
     def strict_move(
         self, schema: dict[str, Any], dec: Callable[[Any], Any]
@@ -1182,11 +1366,43 @@ class _TypeCompiler:
         else:
             schema = {"anyOf": [n.schema for n in shown]}
         branches = [(n.fits, n.decode) for n in nodes]
-        label = " or ".join(_label(n.schema) for n in nodes)
+        label = _join_or([n.name or _label(n.schema) for n in nodes])
+        # A JSON number keeps its kind where the union has both: 1.0 a float, 1 an int.
+        by_kind = {
+            t: [b for n, b in zip(nodes, branches) if n.schema.get("type") == k]
+            + [b for n, b in zip(nodes, branches) if n.schema.get("type") != k]
+            for t, k in ((int, "integer"), (float, "number"))
+        }
+        if not all(any(n.schema.get("type") == k for n in nodes) for k in ("integer", "number")):
+            by_kind = {}
+        classes = [n for n in nodes if n.name]
+        objects_elsewhere = any(
+            not n.name and "object" in (_json_types(n.schema) or ("object",)) for n in nodes
+        )
+        tag = "" if objects_elsewhere else _deciding_key(classes)
+        decided: dict[Any, Callable[[Any], Any]] = {}
+        if tag:
+            decided = {_json_key(x): n.decode for n in classes for x in n.tags[tag]}
+            names = ", ".join(n.name for n in classes[:-1]) + " and " + classes[-1].name
+            shown_tags = ", ".join(_describe(x) for n in classes for x in n.tags[tag])
 
         def dec(v: Any) -> Any:
+            if tag and type(v) is dict:
+                if tag not in v:
+                    raise _DecodeFail(
+                        f'missing required property "{tag}" (it decides between {names})'
+                    )
+                try:
+                    return decided[_json_key(v[tag])](v)
+                except (KeyError, TypeError):
+                    exc = _DecodeFail(
+                        f"expected one of [{shown_tags}] (it decides between {names}), got "
+                        f"{_describe(v[tag])}"
+                    )
+                    exc.rpath.append(tag)
+                    raise exc from None
             first: _DecodeFail | None = None
-            for fits, d in branches:
+            for fits, d in by_kind.get(type(v), branches):
                 if fits(v):
                     try:
                         return d(v)
@@ -1194,7 +1410,16 @@ class _TypeCompiler:
                         first = first or exc
             if first is not None:
                 raise first
-            raise _DecodeFail(f"expected {label}, got {_describe(v)}")
+            msg = f"expected {label}, got {_describe(v)}"
+            if classes and type(v) is dict:
+                try:  # what the first class would need, so one retry can fix the call
+                    classes[0].decode(v)
+                except _DecodeFail as exc:
+                    err = exc.error()
+                    msg += f"; as {classes[0].name}: " + (
+                        f"{err.path}: {err.msg}" if err.path else err.msg
+                    )
+            raise _DecodeFail(msg)
 
         def fits_any(v: Any) -> bool:
             return any(f(v) for f, _ in branches)
@@ -1224,6 +1449,32 @@ class _TypeCompiler:
                 self.cannot(tp, f"member {m.name} has value {m.value!r}, not a JSON scalar")
         return self.choice(values, members)
 
+    def flag_node(self, tp: type[enum.Flag]) -> _TypeNode:
+        """A Flag or IntFlag is an integer bitmask: any combination of its members, 0 included.
+        Its members are read from __members__ (aliases too, in declaration order), which lists
+        the same names on every version, unlike iteration."""
+        named = [(k, m.value) for k, m in tp.__members__.items() if m.value]
+        if not all(type(v) is int and v > 0 for _, v in named):
+            self.cannot(tp, "a Flag whose values are not positive integers")
+        mask = 0
+        for _, v in named:
+            mask |= v
+        listed = ", ".join(f"{k}={v}" for k, v in named)
+        schema = {
+            "type": "integer",
+            "description": f"A bitmask of the flags {listed} (bitwise OR; 0 for none).",
+            "minimum": 0,
+            "maximum": mask,
+        }
+
+        def dec(v: Any) -> Any:
+            n = _dec_int(v)
+            if n < 0 or n & ~mask:
+                raise _DecodeFail(f"expected a bitmask of the flags {listed}, got {n}")
+            return tp(n)
+
+        return _TypeNode(schema, dec, _is_int)
+
     def choice(self, values: list[Any], members: list[Any]) -> _TypeNode:
         kinds: list[str] = []
         for v in values:
@@ -1236,6 +1487,8 @@ class _TypeCompiler:
             try:
                 return lookup[_json_key(v)]
             except (KeyError, TypeError):
+                if type(v) is str and not v.isascii():
+                    _unicode_text(v)  # a lone surrogate is named, never quoted
                 shown = ", ".join(_describe(x) for x in values)
                 raise _DecodeFail(f"expected one of [{shown}], got {_describe(v)}") from None
 
@@ -1261,8 +1514,9 @@ class _TypeCompiler:
                 return self.compile_class(set)
             return self.array(self.item(args[0]), frozenset if origin is frozenset else set)
         if origin is tuple:
-            if not args:
-                return self.compile_class(tuple)
+            if not args:  # typing.Tuple alone, or tuple[()] (3.11+ and 3.9's tuple[()])
+                bare = tp is _BARE_TUPLE
+                return self.compile_class(tuple) if bare else self.fixed_tuple(tp, ())
             if len(args) == 2 and args[1] is Ellipsis:
                 return self.array(self.item(args[0]), tuple)
             return self.fixed_tuple(tp, args)
@@ -1371,6 +1625,10 @@ class _TypeCompiler:
         def dec(v: Any) -> Any:
             if type(v) is not dict:
                 raise _DecodeFail(f"expected object, got {_describe(v)}")
+            for k in v:
+                where = "" if k.isascii() else _lone_surrogate(k)
+                if where:
+                    raise _DecodeFail(f"expected keys of Unicode text, got {where} of a key")
             if ident:
                 return dict(v)
             out = {}
@@ -1387,6 +1645,7 @@ class _TypeCompiler:
     # objects
 
     def object_class(self, cls: Any) -> _TypeNode:
+        self.uses[cls] = self.uses.get(cls, 0) + 1
         done = self.done.get(cls)
         if done is not None:
             return done
@@ -1395,7 +1654,16 @@ class _TypeCompiler:
             st = busy
             if not st.ref:
                 st.ref = "#" if cls is self.root else "#/$defs/" + self.def_name(cls)
-            return _TypeNode({"$ref": st.ref}, lambda v: st.decode(v), lambda v: st.fits(v))
+
+            def dec_ref(v: Any) -> Any:
+                try:
+                    return st.decode(v)
+                except RecursionError:  # the path is added on the way up
+                    raise _DecodeFail("nesting too deep for Python to decode") from None
+
+            ref = _TypeNode({"$ref": st.ref}, dec_ref, lambda v: st.fits(v))
+            ref.name = cls.__name__
+            return ref
         state = _ClassState()
         self.busy[cls] = state
         try:
@@ -1410,7 +1678,12 @@ class _TypeCompiler:
         state.fits = node.fits
         if state.ref and state.ref != "#":
             self.defs[state.ref[len("#/$defs/") :]] = node.schema
+            tags = node.tags
             node = _TypeNode({"$ref": state.ref}, node.decode, node.fits)
+            node.tags = tags
+        elif cls is not self.root:
+            self.inlined.append((cls, node.schema))
+        node.name = cls.__name__
         self.done[cls] = node
         return node
 
@@ -1428,13 +1701,23 @@ class _TypeCompiler:
         docs = _doc_params(_raw_doc(cls))
         fields: list[_Field] = []
         if dataclasses.is_dataclass(cls):
-            for f in dataclasses.fields(cls):
+            # __init__'s parameters: the fields with init=True and the InitVar pseudo-fields
+            # (arguments of __init__ that __post_init__ receives), in declaration order.
+            regular = {f.name for f in dataclasses.fields(cls)}
+            for f in cls.__dataclass_fields__.values():
+                tp = hints.get(f.name, f.type)
+                if isinstance(tp, dataclasses.InitVar):
+                    tp = tp.type
+                elif tp is dataclasses.InitVar:
+                    self.path.append(f.name)
+                    self.fail("an InitVar needs its type: write InitVar[T]")
+                elif f.name not in regular:
+                    continue  # a ClassVar
                 if not f.init:
                     continue
                 has = f.default is not _MISSING or f.default_factory is not _MISSING
                 default = f.default if f.default is not _MISSING else _MISSING
                 desc = f.metadata.get("description") if f.metadata else None
-                tp = hints.get(f.name, f.type)
                 fields.append(_Field(f.name, tp, has, default, None, desc or docs.get(f.name)))
         elif _is_typeddict(cls):
             required = cls.__required_keys__
@@ -1467,6 +1750,7 @@ class _TypeCompiler:
         required: list[str] = []
         table: dict[str, tuple[Callable[[Any], Any], bool, bool]] = {}
         needed: list[str] = []
+        tags: dict[str, tuple[Any, ...]] = {}
         top, self.top_params = self.top_params, False
         for f in fields:
             if top:  # errors name the parameter, then the field path inside it
@@ -1482,6 +1766,8 @@ class _TypeCompiler:
                     self.path.pop()
             props[f.name] = schema
             py_required = not f.has_default and f.required is not False
+            if py_required and "enum" in schema and None not in schema["enum"]:
+                tags[f.name] = tuple(schema["enum"])
             if strict or py_required:
                 required.append(f.name)
             if py_required:
@@ -1538,7 +1824,9 @@ class _TypeCompiler:
             keys = v.keys()
             return needed_set <= keys and (not closed or keys <= known)
 
-        return _TypeNode(out, dec, fits)
+        node = _TypeNode(out, dec, fits)
+        node.tags = tags
+        return node
 
     def field(self, f: _Field) -> tuple[dict[str, Any], Callable[[Any], Any], bool]:
         """A property's schema and decoder; True when null means its default (strict)."""
@@ -1546,13 +1834,8 @@ class _TypeCompiler:
         if f.has_default and f.default is None and not _admits_none(tp):
             tp = Optional[tp]  # a None default makes the type Optional, on every version
         admits = _admits_none(tp)
-        if f.has_default and admits and not self.strict:
-            node = self.compile(_strip_none(tp))
-            inner = node.decode
-            dec = inner if node.admits_none else _none_or(inner)
-        else:
-            node = self.compile(tp)
-            dec = node.decode
+        node = self.compile(tp)
+        dec = node.decode
         schema = node.schema
         if f.doc and not _has_own_description(tp):  # Annotated wins, then the field's doc
             schema = {**schema, "description": f.doc}
@@ -1566,12 +1849,143 @@ class _TypeCompiler:
         return schema, dec, null_default
 
     def finish(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if any(self.uses[cls] > 1 for cls, _ in self.inlined):
+            schema = self.share_repeats(schema)
         if self.defs:
             schema = {**schema, "$defs": self.defs}
         out: dict[str, Any] = _ordered(schema)
         if self.strict:
+            out = _refs_alone(out)
             _check_strict_limits(out)
         return out
+
+    def share_repeats(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Moves each class that appears in more than one place and whose schema is bigger than
+        _INLINE_LIMIT schema objects under "$defs", so the schema stays linear in the size of
+        the types (inlined, a class used twice at each of 15 levels is 2**15 copies).  Smaller
+        repeats stay inline.  Classes are decided in the order they were finished, nested ones
+        first, each counting a shared class inside it as one object."""
+        sizes: dict[int, int] = {}  # id(a class's "properties") -> its size inline
+        shared: dict[int, tuple[str, dict[str, Any]]] = {}
+        for cls, own in self.inlined:
+            size = _inline_size(own, sizes, top=True)
+            if self.uses[cls] > 1 and size > _INLINE_LIMIT:
+                shared[id(own["properties"])] = ("#/$defs/" + self.def_name(cls), own)
+                size = 1
+            sizes[id(own["properties"])] = size
+        if not shared:
+            return schema
+        memo: dict[int, Any] = {}
+        defs = {name: _share(s, shared, memo, top=True) for name, s in self.defs.items()}
+        for ref, own in shared.values():
+            defs[ref[len("#/$defs/") :]] = _share(own, shared, memo, top=True)
+        self.defs = defs
+        out: dict[str, Any] = _share(schema, shared, memo, top=True)
+        return out
+
+
+_INLINE_LIMIT = 16  # schema objects a class repeated in several places may have, inline
+_SUBSCHEMA_LISTS = ("anyOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "$defs")
+_SUBSCHEMAS = ("items", "additionalProperties")
+
+
+def _inline_size(schema: Any, sizes: dict[int, int], top: bool = False) -> int:
+    """Schema objects in a generated schema, a class's schema below the top counting as its
+    size in ``sizes`` (which already counts the shared classes inside it as one)."""
+    if not isinstance(schema, dict):
+        return 0
+    props = schema.get("properties")
+    if not top and props is not None and id(props) in sizes:
+        return sizes[id(props)]
+    n = 1
+    for key in _SUBSCHEMA_MAPS:
+        for sub in schema.get(key, {}).values():
+            n += _inline_size(sub, sizes)
+    for key in _SUBSCHEMAS:
+        n += _inline_size(schema.get(key), sizes)
+    for key in _SUBSCHEMA_LISTS:
+        for sub in schema.get(key, ()):
+            n += _inline_size(sub, sizes)
+    return n
+
+
+def _share(
+    schema: Any,
+    shared: dict[int, tuple[str, dict[str, Any]]],
+    memo: dict[int, Any],
+    top: bool = False,
+) -> Any:
+    """The schema with every shared class replaced by its "$ref" (keeping what the place added
+    to it, such as a description); ``memo`` visits each object once, since the schemas
+    compiled from types share their parts."""
+    if not isinstance(schema, dict):
+        return schema
+    hit = memo.get(id(schema))
+    if hit is not None and not top:
+        return hit
+    props = schema.get("properties")
+    entry = shared.get(id(props)) if props is not None and not top else None
+    if entry is not None:
+        ref, own = entry
+        out: dict[str, Any] = {"$ref": ref}
+        for k, v in schema.items():  # what this place added, such as its own description
+            if own.get(k, _MISSING) is not v:
+                out[k] = v
+    else:
+        out = dict(schema)
+        for key in _SUBSCHEMA_MAPS:
+            if key in out:
+                out[key] = {k: _share(v, shared, memo) for k, v in out[key].items()}
+        for key in _SUBSCHEMAS:
+            if key in out:
+                out[key] = _share(out[key], shared, memo)
+        for key in _SUBSCHEMA_LISTS:
+            if key in out:
+                out[key] = [_share(v, shared, memo) for v in out[key]]
+    if not top:
+        memo[id(schema)] = out
+    return out
+
+
+def _refs_alone(schema: Any) -> Any:
+    """A strict schema where no "$ref" has siblings (OpenAI's strict mode refuses them): the
+    reference goes into a one-branch "anyOf" beside the description."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k in _SUBSCHEMA_MAPS:
+            v = {name: _refs_alone(s) for name, s in v.items()}
+        elif k in _SUBSCHEMAS:
+            v = _refs_alone(v)
+        elif k in _SUBSCHEMA_LISTS:
+            v = [_refs_alone(s) for s in v]
+        out[k] = v
+    if "$ref" in out and len(out) > 1:
+        ref = out.pop("$ref")
+        out = _ordered({**out, "anyOf": [{"$ref": ref}]})
+    return out
+
+
+def _deciding_key(classes: list[_TypeNode]) -> str:
+    """The key whose value tells a union's classes apart: one every class requires as a
+    Literal or Enum, with no value shared by two classes; "" when there is none."""
+    if len(classes) < 2:
+        return ""
+    for key in classes[0].tags:
+        seen: set[Any] = set()
+        count = 0
+        for n in classes:
+            values = n.tags.get(key)
+            if values is None:
+                break
+            seen.update(_json_key(x) for x in values)
+            count += len(values)
+        else:
+            if len(seen) == count:
+                return key
+    return ""
 
 
 def _then(dec: Callable[[Any], Any], conv: Any) -> Callable[[Any], Any]:
@@ -1587,13 +2001,6 @@ def _set_guard(dec: Callable[[Any], Any]) -> Callable[[Any], Any]:
             return dec(v)
         except TypeError as exc:  # an unhashable item
             raise _DecodeFail(f"items cannot form a set: {exc}") from None
-
-    return run
-
-
-def _none_or(dec: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def run(v: Any) -> Any:
-        return None if v is None else dec(v)
 
     return run
 
@@ -1708,6 +2115,45 @@ def _ordered(schema: Any) -> Any:
     return out
 
 
+def _json_types(schema: dict[str, Any]) -> frozenset[str] | None:
+    """The JSON types a generated schema admits; None where it cannot tell (Any)."""
+    t = schema.get("type")
+    if isinstance(t, str):
+        return frozenset((t,))
+    if isinstance(t, list):
+        return frozenset(t)
+    if "$ref" in schema:
+        return frozenset(("object",))
+    if "anyOf" in schema:
+        out: set[str] = set()
+        for branch in schema["anyOf"]:
+            kinds = _json_types(branch)
+            if kinds is None:
+                return None
+            out |= kinds
+        return frozenset(out)
+    return None
+
+
+def _ecma_pattern_problem(source: str) -> str:
+    """What makes a Meta pattern unfit for a schema whose patterns are ECMA-262 ("" when
+    nothing): Python-only syntax, or what the validator's regex translation refuses.  The one
+    place Meta asks; point it at a fuller ECMA-262 checker when there is one."""
+    blanked = re.sub(r"\\[^AZ]", "_", source)
+    anchor = re.search(r"\\[AZ]", blanked)
+    if anchor:
+        return f"{anchor.group()} is Python's; write {'$' if anchor.group().endswith('Z') else '^'}"
+    blanked = re.sub(r"\[(?:\\.|[^\]\\])*\]", "_", blanked)
+    for syntax, advice in _PYTHON_ONLY_SYNTAX:
+        if re.search(syntax, blanked):
+            return advice
+    try:
+        re.compile(_translate(source))
+    except (re.error, ValueError) as exc:
+        return f"not a valid ECMA-262 pattern: {exc}"
+    return ""
+
+
 def _check_strict_limits(schema: dict[str, Any]) -> None:
     """Refuses a strict schema beyond OpenAI's documented limits."""
     props = 0
@@ -1727,8 +2173,17 @@ def _check_strict_limits(schema: dict[str, Any]) -> None:
                 chars += len(name)
                 stack.append((sub, depth))
         if "enum" in s:
-            enums += len(s["enum"])
-            chars += sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in s["enum"])
+            values = s["enum"]
+            enums += len(values)
+            text = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in values)
+            chars += text
+            strings = [v for v in values if isinstance(v, str)]
+            if len(strings) > _STRICT_MAX_LONG_ENUM and text > _STRICT_MAX_LONG_ENUM_CHARS:
+                raise TypeError(
+                    f"strict schema too large: an enum of {len(strings):,} strings holding "
+                    f"{text:,} characters; strict providers allow {_STRICT_MAX_LONG_ENUM_CHARS:,}"
+                    f" characters in an enum of more than {_STRICT_MAX_LONG_ENUM} strings"
+                )
         for name, sub in s.get("$defs", {}).items():
             chars += len(name)
             stack.append((sub, 0))
@@ -1821,7 +2276,7 @@ def _resolved(tp: Any) -> bool:
     if isinstance(tp, (str, typing.ForwardRef)):
         return False
     origin = typing.get_origin(tp)
-    if origin is None or origin is typing.Literal:
+    if origin is None or _is_literal(origin):
         return True
     args = typing.get_args(tp)
     if origin is typing.Annotated:
@@ -3557,9 +4012,10 @@ def output(value: Any) -> Result:
     """Convert what a tool function returned into the :class:`Result` the model sees.
 
     ``Result`` passes through; ``str`` is text; ``None`` is empty; a content part, or a
-    non-empty list of them, is parts; anything else is compact JSON (dataclasses as their
-    fields, enums by value, datetimes in ISO 8601, UUID, Decimal and paths as strings, sets as
-    lists, bytes as base64), never a Python repr.
+    non-empty list of them, is parts; anything else is compact JSON (dataclasses and
+    NamedTuples as objects of their fields, enums by value, datetimes in ISO 8601, UUID,
+    Decimal and paths as strings, sets as lists, bytes as base64, NaN and infinities as
+    ``null``), never a Python repr.  Records are encoded by the same rules.
     """
     if isinstance(value, Result):
         return value
@@ -3575,21 +4031,60 @@ def output(value: Any) -> Result:
 
 
 def _dumps(value: Any) -> str:
-    """Compact JSON for the model and for records, through :func:`_jsonable`."""
-    return json.dumps(value, default=_jsonable, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON for the model and for records: :func:`_json_ready` first (a NamedTuple as an
+    object, a non-finite float as null), then :func:`_jsonable` for the other Python types."""
+    return json.dumps(
+        _json_ready(value),
+        default=_jsonable,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        allow_nan=False,
+    )
+
+
+_JSON_LEAVES = frozenset((str, int, bool, _NONE_TYPE))
+
+
+def _json_ready(value: Any) -> Any:
+    """The value with every NamedTuple as an object of its fields (the shape tools take it in)
+    and every NaN or infinity as None (JSON has neither; pydantic writes null too).  Containers
+    with nothing to change are returned as they are, so the common case copies nothing."""
+    kind = type(value)
+    if kind is dict or kind is list or kind is tuple:
+        out: Any = None
+        for k, x in value.items() if kind is dict else enumerate(value):
+            t = type(x)
+            if t in _JSON_LEAVES or (t is float and x - x == 0.0):
+                continue
+            y = _json_ready(x)
+            if y is not x:
+                if out is None:
+                    out = dict(value) if kind is dict else list(value)
+                out[k] = y
+        return value if out is None else out
+    if isinstance(value, float):
+        return value if _is_finite(value) else None
+    if isinstance(value, tuple) and _is_namedtuple(kind):
+        return _json_ready(dict(zip(kind._fields, value)))
+    return value
+
+
+# Values of these modules' types are written as their str(); the top package is what counts,
+# since 3.13 moved the path classes to pathlib._local.
+_WRITTEN_AS_STRINGS = frozenset(("uuid", "decimal", "pathlib", "ipaddress", "fractions"))
 
 
 def _jsonable(value: Any) -> Any:
     """The ``default=`` hook of :func:`_dumps`: JSON for the values tools commonly return."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _json_ready({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     if isinstance(value, enum.Enum):
-        return value.value
+        return _json_ready(value.value)
     if isinstance(value, (set, frozenset)):
         try:
-            return sorted(value)
+            return _json_ready(sorted(value))
         except TypeError:
-            return list(value)
+            return _json_ready(list(value))
     if isinstance(value, (bytes, bytearray)):
         import base64
 
@@ -3597,7 +4092,7 @@ def _jsonable(value: Any) -> Any:
     isoformat = getattr(value, "isoformat", None)
     if callable(isoformat) and type(value).__module__ == "datetime":
         return isoformat()
-    if type(value).__module__ in ("uuid", "decimal", "pathlib", "ipaddress", "fractions"):
+    if type(value).__module__.partition(".")[0] in _WRITTEN_AS_STRINGS:
         return str(value)
     raise TypeError(
         f"cannot encode {type(value).__name__} as JSON; return a str, a dict, a dataclass "

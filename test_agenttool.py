@@ -32,6 +32,7 @@ import threading
 import time
 import unittest
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import (
     Annotated,
     Any,
@@ -1017,6 +1018,12 @@ class Item:
     Tags: list[str]
 
 
+# The corpus's non-strict optional + nullable fields are fields whose default is not None (a type
+# that admits None would admit null, written in the schema); optional alone is any default.
+NO_ITEM = Item("", [])
+NO_LABELS: Mapping[str, str] = {}  # never changed: only a default
+
+
 def read_file(path: Annotated[str, "Absolute path to read"], max_bytes: int = 0) -> str:
     """Read a file.
 
@@ -1045,16 +1052,16 @@ def everything(
     float: float,
     bool: bool,
     level: Literal["low", "medium", "high"],
-    count: Optional[Literal[1, 2, 3]] = None,
+    count: Literal[1, 2, 3] = 1,
     when: datetime.datetime,
     raw: Any = None,
     any: Any = None,
     bytes: bytes = b"",
     list: list[Item],
-    matrix: Optional[list[list[float]]] = None,
+    matrix: Sequence[Sequence[float]] = (),
     nested: Item,
-    pointer: Optional[Item] = None,
-    labels: Optional[dict[str, str]] = None,
+    pointer: Item = NO_ITEM,
+    labels: Mapping[str, str] = NO_LABELS,
     duration: int = 0,
 ) -> None:
     """Every kind the seed's corpus covers."""
@@ -1414,7 +1421,9 @@ class TestTypes(unittest.TestCase):
 
     def test_recursive_type_goes_through_defs(self) -> None:
         s = self.prop(Tree)
-        self.assertEqual(s["properties"]["root"], {"$ref": "#/$defs/Node"})
+        self.assertEqual(
+            s["properties"]["root"], {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}
+        )
         node = s["$defs"]["Node"]
         self.assertEqual(node["description"], "A tree node.")
         self.assertEqual(node["properties"]["children"]["items"], {"$ref": "#/$defs/Node"})
@@ -1457,7 +1466,7 @@ class TestTypes(unittest.TestCase):
 
         s = at.schema_of(f)
         self.assertEqual(s["properties"]["x"], {"type": ["integer", "null"]})
-        self.assertEqual(s["properties"]["y"], {"type": "integer"})
+        self.assertEqual(s["properties"]["y"], {"type": ["integer", "null"]})
         self.assertEqual(s["required"], ["x"])
 
     def test_unexpressible_types_name_their_path(self) -> None:
@@ -1873,25 +1882,26 @@ class TestDecode(unittest.TestCase):
 
     def test_z_suffix_and_offsets_on_every_version(self) -> None:
         utc = datetime.timezone.utc
-        for text in ("2024-01-02T03:04:05Z", "2024-01-02t03:04:05z", "2024-01-02T03:04:05+0000"):
+        for text in ("2024-01-02T03:04:05Z", "2024-01-02t03:04:05z", "2024-01-02T03:04:05+00:00"):
             with self.subTest(text=text):
                 self.assertEqual(
                     at.decode(datetime.datetime, text),
                     datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=utc),
                 )
-        with self.assertRaisesRegex(at.ValidationError, r"ISO 8601 date-time"):
+        with self.assertRaisesRegex(at.ValidationError, r"RFC 3339 date-time"):
             at.decode(datetime.datetime, "yesterday")
 
     def test_bad_base64_is_refused_at_its_path(self) -> None:
         def f(blobs: list[bytes]) -> None:
             pass
 
-        self.assertEqual(at.decode(f, {"blobs": ["aGk", "_-8="]}), {"blobs": [b"hi", b"\xff\xef"]})
+        self.assertEqual(at.decode(f, {"blobs": ["aGk=", "/+8="]}), {"blobs": [b"hi", b"\xff\xef"]})
         with self.assertRaises(at.ValidationError) as cm:
             at.decode(f, {"blobs": ["aGk=", "not base64!"]})
         self.assertEqual(
             str(cm.exception),
-            'invalid arguments: blobs[1]: expected base64 data, got "not base64!"',
+            "invalid arguments: blobs[1]: expected base64 (A-Z, a-z, 0-9, + and /, padded with ="
+            ' to a multiple of 4 characters), got "not base64!"',
         )
 
     def test_functions_decode_to_kwargs_and_defaults_are_left_to_python(self) -> None:
@@ -1973,7 +1983,7 @@ class TestDecode(unittest.TestCase):
         self.assertEqual(at.decode(u, "none"), "none")
         self.assertEqual(at.decode(u, "other"), "other")
         self.assertEqual(at.decode(Union[int, float], 2.5), 2.5)
-        self.assertIs(type(at.decode(Union[float, int], 2)), float)
+        self.assertIs(type(at.decode(Union[float, int], 2)), int)  # the JSON number's kind
         self.assertEqual(at.decode(Union[bool, int], 1), 1)
         self.assertIs(at.decode(Union[int, bool], True), True)
         # a deeper mismatch falls through to the next fitting branch
@@ -1982,7 +1992,7 @@ class TestDecode(unittest.TestCase):
             at.decode(Union[datetime.date, str], "soon"),
             "soon",
         )
-        with self.assertRaisesRegex(at.ValidationError, r"expected object or object or integer"):
+        with self.assertRaisesRegex(at.ValidationError, r'expected Cat, Dog or integer, got "x"'):
             at.decode(Union[Cat, Dog, int], "x")
 
     def test_enum_and_literal_decode_to_members(self) -> None:
@@ -4653,6 +4663,868 @@ class TestContractRules(unittest.TestCase):
 
         for defn in (at.definition(Undescribed()), at._canonical_definition(Undescribed())):
             self.assertEqual(defn["description"], "")
+
+
+# ----- issue 11/13/14: null, typing forms, decoding, outputs, schema size -----------------------
+
+
+def called_with(fn: Any, args: Any, **options: Any) -> Any:
+    """What a tool built from ``fn`` passes to it for ``args`` (a JSON text or a dict): the
+    keyword arguments, through validation and decoding, as a model's call goes."""
+    seen: list[dict[str, Any]] = []
+
+    @functools.wraps(fn)
+    def spy(**kwargs: Any) -> str:
+        seen.append(kwargs)
+        return "ok"
+
+    import inspect
+
+    spy.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+    at.tool(spy, **options).execute(at.Call("1", args))
+    return seen[0]
+
+
+def refusal(fn: Any, args: Any, **options: Any) -> str:
+    """The message a tool built from ``fn`` refuses ``args`` with ("" when it takes them)."""
+    try:
+        at.tool(fn, **options).execute(at.Call("1", args))
+    except at.ValidationError as err:
+        return str(err)
+    return ""
+
+
+class Options(TypedDict, total=False):
+    label: Optional[str]
+
+
+@dataclasses.dataclass
+class Link:
+    value: int
+    next: Optional[Link] = None
+
+
+@dataclasses.dataclass
+class Cat:
+    kind: Literal["cat"]
+    lives: int
+
+
+@dataclasses.dataclass
+class Dog:
+    kind: Literal["dog"]
+    bark: str
+
+
+class Species(enum.Enum):
+    CAT = "cat"
+    DOG = "dog"
+
+
+@dataclasses.dataclass
+class Kitten:
+    species: Literal[Species.CAT]
+    age: int
+
+
+@dataclasses.dataclass
+class Puppy:
+    species: Literal[Species.DOG]
+    age: int
+
+
+@dataclasses.dataclass
+class HasX:
+    x: int
+
+
+@dataclasses.dataclass
+class HasXStr:
+    x: str
+
+
+class Perm(enum.Flag):
+    READ = 1
+    WRITE = 2
+    READ_WRITE = 3  # a multi-bit alias: listed as a member on 3.9/3.10, not on 3.11+
+    EXEC = 8
+
+
+class Mode(enum.IntFlag):
+    A = 1
+    B = 2
+
+
+class Pair(NamedTuple):
+    left: float
+    right: int
+
+
+@dataclasses.dataclass
+class Scaled:
+    value: int
+    factor: dataclasses.InitVar[int]
+    shown: int = 0
+
+    def __post_init__(self, factor: int) -> None:
+        self.value *= factor
+
+
+@dataclasses.dataclass
+class Recorded:
+    ratio: float
+    pair: Pair
+    record_ns = "test:ratio"
+
+
+@dataclasses.dataclass
+class FieldNamespace:
+    value: int
+    record_ns: str = "test:field"
+
+
+def deep_tree(levels: int) -> Any:
+    """A class tree ``levels`` deep with two fields of the same class at each level."""
+    cls: Any = dataclasses.make_dataclass("Leaf", [("v", int), ("w", str)])
+    for i in range(levels):
+        cls = dataclasses.make_dataclass(f"Level{i}", [("a", cls), ("b", cls), ("n", int)])
+    return cls
+
+
+class TestNullRule(unittest.TestCase):
+    """A type that admits None admits null in every mode (DESIGN §3, revised)."""
+
+    def test_optional_with_a_none_default_takes_null_outside_strict(self) -> None:
+        def search(query: str, limit: Optional[int] = None) -> str:
+            return ""
+
+        self.assertEqual(at.schema_of(search)["properties"]["limit"], {"type": ["integer", "null"]})
+        self.assertEqual(called_with(search, '{"query": "q", "limit": null}')["limit"], None)
+        self.assertEqual(called_with(search, '{"query": "q", "limit": 3}')["limit"], 3)
+
+        def page(size: int = None) -> str:  # type: ignore[assignment]
+            return ""
+
+        self.assertEqual(at.schema_of(page)["properties"]["size"], {"type": ["integer", "null"]})
+        self.assertEqual(called_with(page, '{"size": null}'), {"size": None})
+
+    def test_a_recursive_optional_can_end_with_null(self) -> None:
+        def walk(head: Link) -> str:
+            return ""
+
+        args = '{"head": {"value": 1, "next": {"value": 2, "next": null}}}'
+        self.assertEqual(called_with(walk, args)["head"], Link(1, Link(2, None)))
+        self.assertEqual(
+            at.schema_of(Link)["properties"]["next"],
+            {"anyOf": [{"$ref": "#"}, {"type": "null"}]},
+        )
+
+    def test_an_optional_object_and_a_typeddict_key_take_null_too(self) -> None:
+        def f(item: Optional[Item] = None, opts: Optional[Options] = None) -> str:
+            return ""
+
+        self.assertEqual(
+            called_with(f, '{"item": null, "opts": {"label": null}}'),
+            {"item": None, "opts": {"label": None}},
+        )
+
+    def test_a_default_that_is_not_none_keeps_null_out_outside_strict(self) -> None:
+        def f(times: int = 1) -> str:
+            return ""
+
+        self.assertEqual(at.schema_of(f)["properties"]["times"], {"type": "integer"})
+        self.assertEqual(
+            refusal(f, '{"times": null}'), "invalid arguments: times: expected integer, got null"
+        )
+        self.assertEqual(called_with(f, '{"times": null}', strict=True), {})
+
+
+class TestVersionIndependentForms(unittest.TestCase):
+    """A typing form, a date string and an enum's members mean the same on every version."""
+
+    def test_an_empty_tuple_takes_only_an_empty_array(self) -> None:
+        import typing
+
+        for tp in (typing.Tuple[()], tuple[()]):  # noqa: UP006
+            with self.subTest(tp=tp):
+                self.assertEqual(at.schema_of(tp), {"type": "array", "maxItems": 0})
+                self.assertEqual(at.decode(tp, []), ())
+                with self.assertRaisesRegex(at.ValidationError, "expected an array of 0 items"):
+                    at.decode(tp, [1])
+        self.assertEqual(at.schema_of(typing.Tuple), {"type": "array", "items": {}})  # noqa: UP006
+
+    def test_a_flag_is_a_bitmask_of_its_members_listed_the_same_everywhere(self) -> None:
+        self.assertEqual(
+            at.schema_of(Perm),
+            {
+                "type": "integer",
+                "description": "A bitmask of the flags READ=1, WRITE=2, READ_WRITE=3, EXEC=8"
+                " (bitwise OR; 0 for none).",
+                "minimum": 0,
+                "maximum": 11,
+            },
+        )
+        self.assertEqual(at.decode(Perm, 0), Perm(0))
+        self.assertEqual(at.decode(Perm, 11), Perm.READ | Perm.WRITE | Perm.EXEC)
+        self.assertEqual(at.decode(Perm, 3), Perm.READ_WRITE)
+        for bad in (4, 16, -1):
+            with self.subTest(bad=bad), self.assertRaisesRegex(at.ValidationError, "bitmask"):
+                at.decode(Perm, bad)
+        with self.assertRaisesRegex(at.ValidationError, "expected integer, got true"):
+            at.decode(Perm, True)
+        self.assertIs(at.decode(Mode, 3), Mode.A | Mode.B)
+
+        def grant(perm: Perm) -> str:
+            return ""
+
+        self.assertEqual(called_with(grant, '{"perm": 9}'), {"perm": Perm.READ | Perm.EXEC})
+        self.assertIn("perm: expected a number <= 11, got 12", refusal(grant, '{"perm": 12}'))
+        self.assertIn(
+            "perm: expected a bitmask of the flags READ=1,", refusal(grant, '{"perm": 4}')
+        )
+
+    def test_dates_and_times_take_rfc_3339_and_nothing_else(self) -> None:
+        utc = datetime.timezone.utc
+        plus = datetime.timezone(datetime.timedelta(hours=5, minutes=30))
+        good = {
+            datetime.datetime: [
+                ("2024-01-02T03:04:05Z", datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=utc)),
+                ("2024-01-02 03:04", datetime.datetime(2024, 1, 2, 3, 4)),
+                (
+                    "2024-01-02t03:04:05.1234567+05:30",
+                    datetime.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=plus),
+                ),
+                ("2024-01-02", datetime.datetime(2024, 1, 2)),
+            ],
+            datetime.date: [("2024-02-29", datetime.date(2024, 2, 29))],
+            datetime.time: [
+                ("03:04", datetime.time(3, 4)),
+                ("03:04:05.5z", datetime.time(3, 4, 5, 500000, tzinfo=utc)),
+            ],
+        }
+        bad = {
+            datetime.datetime: [
+                "20240102T030405",
+                "2024-W01-1T00:00",
+                "2024-01-02T03:04:05+0530",
+                "2024-01-02T24:00",
+                "2024-002",
+                "yesterday",
+            ],
+            datetime.date: ["20240102", "2024-W01", "2024-W01-1", "2023-02-29", "2024-01-02T00:00"],
+            datetime.time: ["0304", "030405", "T03:04", "3:04", "03:04:05+05"],
+        }
+        for tp, cases in good.items():
+            for text, value in cases:
+                with self.subTest(text=text):
+                    self.assertEqual(at.decode(tp, text), value)
+        for tp, texts in bad.items():
+            for text in texts:
+                with (
+                    self.subTest(text=text),
+                    self.assertRaisesRegex(at.ValidationError, "expected an RFC 3339"),
+                ):
+                    at.decode(tp, text)
+
+    def test_bytes_take_standard_padded_base64_only(self) -> None:
+        def store(blob: bytes) -> str:
+            return ""
+
+        self.assertEqual(at.schema_of(store)["properties"]["blob"], {"type": "string"})
+        for text, data in (("aGVsbG8=", b"hello"), ("", b""), ("+/8=", b"\xfb\xff")):
+            with self.subTest(text=text):
+                self.assertEqual(called_with(store, {"blob": text}), {"blob": data})
+        for text in ("hello_world", "aGVsbG8", "aGk", "-_8=", "aGVs bG8=", "aGVsbG8=\n", "aGk==="):
+            with self.subTest(text=text):
+                self.assertRegex(
+                    refusal(store, {"blob": text}), r"^invalid arguments: blob: expected base64"
+                )
+
+    def test_init_var_fields_are_arguments_passed_on(self) -> None:
+        self.assertEqual(
+            at.schema_of(Scaled),
+            {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "factor": {"type": "integer"},
+                    "shown": {"type": "integer"},
+                },
+                "required": ["value", "factor"],
+            },
+        )
+
+        def f(s: Scaled) -> str:
+            return ""
+
+        self.assertEqual(called_with(f, '{"s": {"value": 2, "factor": 5}}'), {"s": Scaled(10, 1)})
+        self.assertIn('missing required property "factor"', refusal(f, '{"s": {"value": 2}}'))
+
+    def test_a_bare_init_var_is_refused_naming_the_field(self) -> None:
+        @dataclasses.dataclass
+        class Untyped:
+            x: dataclasses.InitVar  # type: ignore[type-arg]
+
+        with self.assertRaisesRegex(TypeError, r'field "x": an InitVar needs its type'):
+            at.schema_of(Untyped)
+
+    def test_literal_string_and_type_alias_are_their_values(self) -> None:
+        import typing
+
+        literal_string = getattr(typing, "LiteralString", None)  # 3.11+
+        if literal_string is not None:
+            self.assertEqual(at.schema_of(literal_string), {"type": "string"})
+        alias_type = getattr(typing, "TypeAliasType", None)  # 3.12+: `type Size = ...`
+        if alias_type is not None:
+            size = alias_type("Size", Optional[Literal["s", "m"]])
+            self.assertEqual(at.schema_of(size), at.schema_of(Optional[Literal["s", "m"]]))
+            self.assertIsNone(at.decode(size, None))
+
+
+try:
+    import typing_extensions as te
+except ImportError:  # a bare interpreter: CI installs nothing there
+    te = None
+
+if te is not None:  # the functional forms: evaluated here, on every version
+    TeArgs = te.TypedDict(
+        "TeArgs",
+        {
+            "level": te.Literal["low", "high"],
+            "count": te.Required[int],
+            "note": te.NotRequired[te.Annotated[str, "a note"]],
+        },
+    )
+    TePoint = te.NamedTuple("TePoint", [("x", int), ("y", te.Annotated[int, "the y"])])
+
+
+class _TwinBase(TypedDict):
+    level: Literal["low", "high"]
+    count: int
+
+
+class TwinArgs(_TwinBase, total=False):
+    note: Annotated[str, "a note"]
+
+
+@needs(
+    te is not None or sys.prefix == sys.base_prefix,
+    "typing_extensions is not installed (the venv has it through other packages)",
+)
+class TestTypingExtensions(unittest.TestCase):
+    """typing_extensions forms work as their typing twins on every version, recognised without
+    agenttool importing typing_extensions."""
+
+    def setUp(self) -> None:
+        if te is None:
+            self.skipTest("a bare interpreter, with nothing installed")
+
+    def test_forms_give_their_typing_twins_schema_and_decoding(self) -> None:
+        Ours, Theirs = TeArgs, TwinArgs
+
+        self.assertEqual(at.schema_of(Ours), at.schema_of(Theirs))
+        self.assertEqual(at.schema_of(Ours, strict=True), at.schema_of(Theirs, strict=True))
+        self.assertEqual(
+            at.decode(Ours, {"level": "low", "count": 1}), {"level": "low", "count": 1}
+        )
+        with self.assertRaisesRegex(at.ValidationError, r'expected one of \["low", "high"\]'):
+            at.decode(Ours, {"level": "mid", "count": 1})
+        self.assertEqual(
+            at.schema_of(Optional[te.Literal[1, 2]]),
+            {"type": ["integer", "null"], "enum": [1, 2, None]},
+        )
+        self.assertEqual(at.schema_of(te.LiteralString), {"type": "string"})
+        alias = te.TypeAliasType("Size", te.Literal["s", "m"])
+        self.assertEqual(at.schema_of(alias), at.schema_of(Literal["s", "m"]))
+
+        self.assertEqual(at.decode(TePoint, {"x": 1, "y": 2}), TePoint(1, 2))
+        self.assertEqual(
+            at.schema_of(TePoint)["properties"]["y"], {"type": "integer", "description": "the y"}
+        )
+
+
+class TestDecodingEdges(unittest.TestCase):
+    """What JSON can carry and Python would take wrongly is a ValidationError with a path."""
+
+    def test_a_union_of_int_and_float_keeps_the_json_numbers_kind(self) -> None:
+        def f(x: Union[int, float], y: Union[float, int], z: list[Union[int, float]]) -> str:
+            return ""
+
+        got = called_with(f, '{"x": 1.0, "y": 1, "z": [2.0, 2, 2.5]}')
+        self.assertEqual([type(v) for v in (got["x"], got["y"])], [float, int])
+        self.assertEqual([type(v) for v in got["z"]], [float, int, float])
+        self.assertIs(type(at.decode(Optional[Union[int, float]], 3.0)), float)
+
+    def test_an_integer_too_large_for_a_float_is_refused(self) -> None:
+        def f(ratio: float, scale: list[float]) -> str:
+            return ""
+
+        huge = "9" * 400
+        self.assertRegex(
+            refusal(f, f'{{"ratio": 1, "scale": [1, {huge}]}}'),
+            r"^invalid arguments: scale\[1\]: expected a number within a float's range.*400 "
+            r"digits$",
+        )
+
+    def test_non_finite_numbers_are_refused_at_their_path(self) -> None:
+        def f(ratio: float, count: int, price: decimal.Decimal) -> None:
+            pass
+
+        for name, args in (
+            ("ratio", {"ratio": float("inf"), "count": 1, "price": "1"}),
+            ("count", {"ratio": 1.0, "count": float("-inf"), "price": "1"}),
+            ("price", {"ratio": 1.0, "count": 1, "price": float("nan")}),
+        ):
+            with self.subTest(name=name), self.assertRaises(at.ValidationError) as caught:
+                at.decode(f, args)
+            self.assertEqual(caught.exception.path, name)
+            self.assertIn("finite number", caught.exception.msg)
+        with self.assertRaisesRegex(at.ValidationError, "expected a decimal number"):
+            at.decode(decimal.Decimal, "Infinity")
+
+    def test_lone_surrogates_are_refused_in_strings_and_keys(self) -> None:
+        def f(name: str, tags: dict[str, int], when: Optional[pathlib.PurePosixPath] = None) -> str:
+            return ""
+
+        self.assertEqual(
+            refusal(f, '{"name": "ab\\ud800", "tags": {}}'),
+            "invalid arguments: name: expected Unicode text, got a lone surrogate (\\ud800) at "
+            "character 2",
+        )
+        self.assertEqual(
+            refusal(f, '{"name": "a", "tags": {"\\udc00x": 1}}'),
+            "invalid arguments: tags: expected keys of Unicode text, got a lone surrogate "
+            "(\\udc00) at character 0 of a key",
+        )
+        self.assertIn("lone surrogate", refusal(f, '{"name": "a", "tags": {}, "when": "\\udfff"}'))
+        for tp in (bytes, datetime.date, Literal["a", "b"]):
+            with self.subTest(tp=tp), self.assertRaises(at.ValidationError) as caught:
+                at.decode(tp, "\udfffx")
+            self.assertEqual(
+                caught.exception.msg,
+                "expected Unicode text, got a lone surrogate (\\udfff) at character 0",
+            )
+        self.assertEqual(
+            called_with(f, '{"name": "\\ud83d\\ude00", "tags": {}}')["name"], "\U0001f600"
+        )
+
+    def test_deep_recursive_data_is_a_validation_error_with_a_bounded_path(self) -> None:
+        data: Any = None
+        for i in range(5000):
+            data = {"value": i, "next": data}
+        with self.assertRaises(at.ValidationError) as caught:
+            at.decode(Link, data)
+        self.assertIn("nesting too deep", caught.exception.msg)
+        self.assertRegex(caught.exception.path, r"^next(\.next){11}\.<\d+ more>(\.next){12}$")
+
+        def f(items: list[Node]) -> str:
+            return ""
+
+        tree: Any = {"value": 0}
+        for i in range(5000):
+            tree = {"value": i, "children": [tree]}
+        with self.assertRaisesRegex(at.ValidationError, "nesting too deep"):
+            at.decode(f, {"items": [tree]})
+
+    def test_a_decimal_from_a_json_number_keeps_the_digits_as_written(self) -> None:
+        def f(price: decimal.Decimal, prices: list[decimal.Decimal]) -> str:
+            return ""
+
+        # A tool's schema asks for a string; decode() takes the number a host may hold.
+        got = at.decode(f, json.loads('{"price": 0.1, "prices": [19.99, 1e-7, 3, 2.5e3]}'))
+        self.assertEqual(str(got["price"]), "0.1")
+        self.assertEqual([str(p) for p in got["prices"]], ["19.99", "1E-7", "3", "2500.0"])
+
+
+class TestUnionMessages(unittest.TestCase):
+    """A union of classes names them, and the key that decides between them."""
+
+    def test_the_deciding_key_names_the_classes_and_picks_the_branch(self) -> None:
+        u = Union[Cat, Dog]
+        self.assertEqual(at.decode(u, {"kind": "dog", "bark": "woof"}), Dog("dog", "woof"))
+        cases = {
+            '{"kind": "bird"}': 'kind: expected one of ["cat", "dog"]'
+            ' (it decides between Cat and Dog), got "bird"',
+            '{"lives": 9}': 'missing required property "kind" (it decides between Cat and Dog)',
+            '{"kind": "dog", "lives": 9}': 'unexpected property "lives"',
+            '{"kind": "cat"}': 'missing required property "lives"',
+        }
+        for text, msg in cases.items():
+            with self.subTest(text=text), self.assertRaises(at.ValidationError) as caught:
+                at.decode(u, json.loads(text))
+            self.assertEqual(str(caught.exception), "invalid arguments: " + msg)
+        with self.assertRaisesRegex(
+            at.ValidationError, r"^invalid arguments: species: expected one of \[\"cat\", "
+        ):
+            at.decode(Union[Kitten, Puppy], {"species": "cow", "age": 1})
+        self.assertEqual(
+            at.decode(Union[Kitten, Puppy], {"species": "dog", "age": 1}), Puppy(Species.DOG, 1)
+        )
+
+    def test_classes_without_a_deciding_key_are_named_with_what_the_first_needs(self) -> None:
+        with self.assertRaises(at.ValidationError) as caught:
+            at.decode(Union[HasX, Item], {"y": 1})
+        self.assertEqual(
+            str(caught.exception),
+            "invalid arguments: expected HasX or Item, got object;"
+            ' as HasX: unexpected property "y"',
+        )
+        with self.assertRaisesRegex(at.ValidationError, r"expected HasX or Item, got 3$"):
+            at.decode(Union[HasX, Item], 3)
+
+    def test_when_no_branch_decodes_the_first_fitting_branchs_error_is_reported(self) -> None:
+        with self.assertRaises(at.ValidationError) as caught:
+            at.decode(Union[HasX, HasXStr], {"x": [1]})
+        self.assertEqual(str(caught.exception), "invalid arguments: x: expected integer, got array")
+        with self.assertRaises(at.ValidationError) as caught:
+            at.decode(Union[HasXStr, HasX], {"x": [1]})
+        self.assertEqual(str(caught.exception), "invalid arguments: x: expected string, got array")
+
+
+class TestStrictShapes(unittest.TestCase):
+    """Strict schemas in the form strict providers accept, and their limits exactly."""
+
+    def test_a_ref_with_a_description_becomes_a_one_branch_any_of(self) -> None:
+        def walk(head: Annotated[Link, "The list's first link"]) -> str:
+            return ""
+
+        s = at.schema_of(walk, strict=True)
+        self.assertEqual(
+            s["properties"]["head"],
+            {"description": "The list's first link", "anyOf": [{"$ref": "#/$defs/Link"}]},
+        )
+        self.assertEqual(
+            at.schema_of(walk)["properties"]["head"],
+            {"description": "The list's first link", "$ref": "#/$defs/Link"},
+        )
+
+        def each(node: Node) -> None:
+            """Walk.
+
+            Args:
+                node: the tree's root
+            """
+
+        self.assertEqual(
+            at.schema_of(each, strict=True)["properties"]["node"],
+            {"description": "the tree's root", "anyOf": [{"$ref": "#/$defs/Node"}]},
+        )
+
+    def limit_error(self, build: Callable[[int], Any], n: int) -> str:
+        try:
+            at.schema_of(build(n), strict=True)
+        except TypeError as exc:
+            return str(exc)
+        return ""
+
+    def test_the_strict_limits_hold_at_the_limit_exactly(self) -> None:
+        def nested(levels: int) -> Any:
+            cls: Any = dataclasses.make_dataclass("L", [("x", int)])
+            for _ in range(levels - 1):
+                cls = dataclasses.make_dataclass("L", [("inner", cls)])
+            return cls
+
+        def wide(n: int) -> Any:
+            return dataclasses.make_dataclass("W", [(f"p{i}", int) for i in range(n)])
+
+        def enum_of(n: int) -> Any:
+            return dataclasses.make_dataclass(
+                "E", [("e", Literal[tuple(f"v{i}" for i in range(n))])]
+            )
+
+        def long_enum(chars: int) -> Any:
+            values = [f"{i:03d}".ljust(chars // 251, "x") for i in range(251)]
+            values[0] += "x" * (chars - sum(map(len, values)))
+            return dataclasses.make_dataclass("S", [("e", Literal[tuple(values)])])
+
+        for build, limit, what in (
+            (nested, 10, "levels of object nesting"),
+            (wide, 5000, "properties in total"),
+            (enum_of, 1000, "enum values in total"),
+            (long_enum, 15000, "an enum of 251 strings"),
+        ):
+            with self.subTest(what=what):
+                self.assertEqual(self.limit_error(build, limit), "")
+                self.assertIn(what, self.limit_error(build, limit + 1))
+
+    def test_a_string_enum_of_at_most_250_values_may_be_longer(self) -> None:
+        values = tuple(f"{i:03d}".ljust(100, "x") for i in range(250))  # 25,000 characters
+        at.schema_of(dataclasses.make_dataclass("S", [("e", Literal[values])]), strict=True)
+
+    def test_moved_keywords_are_still_enforced_by_the_decoder(self) -> None:
+        def f(
+            code: Annotated[str, at.Meta(min_length=2, max_length=4)],
+            tags: set[str],
+            name: Annotated[str, at.Meta(max_length=3, format="hostname")] = "abc",
+        ) -> str:
+            return ""
+
+        s = at.schema_of(f, strict=True)
+        for prop in s["properties"].values():
+            self.assertFalse({"minLength", "maxLength", "uniqueItems"} & set(prop))
+        self.assertEqual(
+            s["properties"]["code"]["description"], "At least 2 characters. At most 4 characters."
+        )
+        for args, msg in (
+            (
+                {"code": "a", "tags": [], "name": None},
+                "code: expected at least 2 characters, got 1",
+            ),
+            (
+                {"code": "abcde", "tags": [], "name": None},
+                "code: expected at most 4 characters, got 5",
+            ),
+            ({"code": "ab", "tags": ["x", "x"], "name": None}, "tags: expected unique items"),
+            (
+                {"code": "ab", "tags": [], "name": "abcd"},
+                "name: expected at most 3 characters, got 4",
+            ),
+        ):
+            with self.subTest(msg=msg), self.assertRaises(at.ValidationError) as caught:
+                at.decode(f, args, strict=True)
+            self.assertTrue(str(caught.exception).startswith("invalid arguments: " + msg))
+            self.assertTrue(refusal(f, args, strict=True).startswith("invalid arguments: " + msg))
+
+
+class TestMetaRefusals(unittest.TestCase):
+    """Meta refuses what a schema cannot honestly say, and says what to write instead."""
+
+    def refused(self, tp: Any) -> str:
+        def f(x: Any) -> None:
+            pass
+
+        f.__annotations__ = {"x": tp}
+        try:
+            at.schema_of(f)
+        except TypeError as exc:
+            return str(exc)
+        return ""
+
+    def test_python_only_patterns_are_refused_with_the_ecma_spelling(self) -> None:
+        cases = {
+            "(?i)yes": r"inline flags .*\[Aa\]",
+            "(?P<year>[0-9]{4})": r"named groups .*plain group \(\.\.\.\)",
+            "(?P=year)": "named groups",
+            r"\Aabc": r"\\A is Python's; write \^",
+            r"abc\Z": r"\\Z is Python's; write \$",
+            "a{,3}": r"write \{0,n\}",
+            "(?#note)a": "comments",
+            "(?>a)": "atomic",
+            "a(": "not a valid ECMA-262 pattern",
+        }
+        for pattern, expected in cases.items():
+            with self.subTest(pattern=pattern):
+                self.assertRegex(
+                    self.refused(Annotated[str, at.Meta(pattern=pattern)]),
+                    r'^parameter "x": Meta\(pattern=.*\): .*' + expected,
+                )
+        for pattern in (r"[(?i)]", r"\(\?i\)", r"\\A", r"^[a-z]+$", r"(?:a|b)", r"(?<y>[0-9])"):
+            with self.subTest(pattern=pattern):
+                self.assertEqual(self.refused(Annotated[str, at.Meta(pattern=pattern)]), "")
+
+    def test_keywords_of_another_json_type_are_refused_with_the_right_one(self) -> None:
+        cases = [
+            (
+                Annotated[list[int], at.Meta(max_length=3)],
+                r"applies to strings.*array: write Meta\(max_items=3\)",
+            ),
+            (Annotated[Optional[list[int]], at.Meta(min_length=1)], r".*Meta\(min_items=1\)"),
+            (
+                Annotated[str, at.Meta(minimum=1)],
+                r"applies to numbers.*string: write Meta\(min_length=1\)",
+            ),
+            (
+                Annotated[str, at.Meta(max_items=3)],
+                r"applies to arrays.*write Meta\(max_length=3\)",
+            ),
+            (
+                Annotated[int, at.Meta(max_length=9)],
+                r".*int is an integer: write Meta\(maximum=9\)",
+            ),
+            (
+                Annotated[list[str], at.Meta(pattern="x")],
+                r"applies to strings.*list\[Annotated\[str, Meta\(pattern",
+            ),
+            (
+                Annotated[bool, at.Meta(minimum=0)],
+                r"applies to numbers, and bool is a boolean: remove it$",
+            ),
+            (Annotated[Item, at.Meta(multiple_of=2)], r"applies to numbers, and Item is an object"),
+            (Annotated[decimal.Decimal, at.Meta(minimum=0)], r".*check the bound in the function$"),
+        ]
+        for tp, expected in cases:
+            with self.subTest(tp=tp):
+                self.assertRegex(self.refused(tp), r'^parameter "x": Meta\(\w+=.*\) ' + expected)
+        for tp in (
+            Annotated[Optional[int], at.Meta(minimum=0)],
+            Annotated[Any, at.Meta(minimum=0, max_length=3)],
+            Annotated[Union[int, str], at.Meta(minimum=0, max_length=3)],
+            Annotated[set[int], at.Meta(max_items=3)],
+        ):
+            with self.subTest(tp=tp):
+                self.assertEqual(self.refused(tp), "")
+
+
+class TestTypedToolsEnforceTheirSchema(unittest.TestCase):
+    """Every constraint the generated schema states, a typed tool enforces."""
+
+    def test_each_meta_constraint_refuses_a_value_outside_it(self) -> None:
+        def f(
+            n: Annotated[int, at.Meta(minimum=1, maximum=9)] = 5,
+            x: Annotated[float, at.Meta(exclusive_minimum=0, exclusive_maximum=1)] = 0.5,
+            m: Annotated[int, at.Meta(multiple_of=3)] = 3,
+            s: Annotated[str, at.Meta(min_length=2, max_length=3, pattern="^[a-z]+$")] = "ab",
+            xs: Annotated[list[int], at.Meta(min_items=1, max_items=2)] = (1,),  # type: ignore[assignment]
+        ) -> str:
+            return ""
+
+        self.assertEqual(refusal(f, "{}"), "")
+        self.assertEqual(refusal(f, '{"n": 1, "x": 0.1, "m": 6, "s": "abc", "xs": [1, 2]}'), "")
+        for strict in (False, True):
+            for args, msg in (
+                ({"n": 0}, "n: "),
+                ({"n": 10}, "n: "),
+                ({"x": 0}, "x: "),
+                ({"x": 1}, "x: "),
+                ({"m": 4}, "m: "),
+                ({"s": "a"}, "s: "),
+                ({"s": "abcd"}, "s: "),
+                ({"s": "AB"}, "s: "),
+                ({"xs": []}, "xs: "),
+                ({"xs": [1, 2, 3]}, "xs: "),
+            ):
+                if strict:
+                    args = {"n": None, "x": None, "m": None, "s": None, "xs": None, **args}
+                with self.subTest(args=args, strict=strict):
+                    self.assertTrue(
+                        refusal(f, args, strict=strict).startswith("invalid arguments: " + msg)
+                    )
+
+
+class TestOutputEncoding(unittest.TestCase):
+    """One encoder for outputs and records: a NamedTuple is an object, NaN and infinity null."""
+
+    def test_non_finite_floats_are_null_in_outputs(self) -> None:
+        value = {"v": float("nan"), "w": [1.5, float("inf"), -float("inf")], "n": (float("nan"),)}
+        self.assertEqual(at.output(value).output, '{"v":null,"w":[1.5,null,null],"n":[null]}')
+        self.assertEqual(at.output(float("inf")).output, "null")
+
+        @dataclasses.dataclass
+        class Stats:
+            mean: float
+
+        self.assertEqual(at.output([Stats(float("nan"))]).output, '[{"mean":null}]')
+
+    def test_a_named_tuple_is_returned_as_the_object_it_is_taken_in_as(self) -> None:
+        self.assertEqual(at.output(Pair(0.5, 2)).output, '{"left":0.5,"right":2}')
+        self.assertEqual(
+            at.output({"pairs": [Pair(1.0, 1)], "set": {Color.RED}}).output,
+            '{"pairs":[{"left":1.0,"right":1}],"set":[1]}',
+        )
+        self.assertEqual(at.decode(Pair, json.loads(at.output(Pair(0.5, 2)).output)), Pair(0.5, 2))
+
+        @at.tool
+        def pair() -> Pair:
+            return Pair(float("nan"), 1)
+
+        self.assertEqual(pair.execute(at.Call("1")).output, '{"left":null,"right":1}')
+
+    def test_a_record_ns_field_names_the_record_and_stays_out_of_its_data(self) -> None:
+        self.assertEqual(at.record_of(FieldNamespace(1)), at.Record("test:field", '{"value":1}'))
+        self.assertEqual(
+            at.record_of(FieldNamespace(2, "other:kind")), at.Record("other:kind", '{"value":2}')
+        )
+
+    def test_an_empty_list_is_the_json_array_not_empty_parts(self) -> None:
+        self.assertEqual(at.output([]).output, "[]")
+        self.assertEqual(at.output(()).output, "[]")
+        self.assertEqual(at.output([{"type": "text"}, 1]).output, '[{"type":"text"},1]')
+
+    def test_records_use_the_same_encoder(self) -> None:
+        record = at.record_of(Recorded(float("inf"), Pair(float("nan"), 3)))
+        self.assertEqual(
+            record, at.Record("test:ratio", '{"ratio":null,"pair":{"left":null,"right":3}}')
+        )
+
+
+@dataclasses.dataclass
+class ChainA:
+    value: int
+    next: Optional[ChainA] = None
+
+
+@dataclasses.dataclass
+class ChainB:
+    label: str
+    next: Optional[ChainB] = None
+
+
+ChainB.__name__ = "ChainA"  # two classes of one name, as from two modules
+
+
+class TestSchemaSize(unittest.TestCase):
+    """Schemas stay linear in the size of the types; small repeats stay inline."""
+
+    def test_a_tree_of_repeated_classes_is_linear(self) -> None:
+        s = at.schema_of(deep_tree(15))
+        text = json.dumps(s)
+        self.assertLess(len(text), 20_000)
+        self.assertLess(len(json.dumps(at.schema_of(deep_tree(30)))), 2 * 20_000 + len(text))
+        self.assertEqual(s["properties"]["a"], s["properties"]["b"])
+        self.assertIn("$ref", s["properties"]["a"])
+        at.validator(s)  # compiled in time linear in the schema, too
+        at.validator(at.schema_of(deep_tree(15), strict=True))
+
+    def test_the_shared_schema_means_what_the_inline_one_did(self) -> None:
+        cls = deep_tree(4)
+        leaf = {"v": 1, "w": "x"}
+        value: Any = leaf
+        for _ in range(4):
+            value = {"a": value, "b": value, "n": 1}
+        s = at.schema_of(cls)
+        self.assertIn("$defs", s)
+        check = at.validator(s)
+        check.validate(value)
+        broken = json.loads(json.dumps(value))
+        broken["b"]["a"]["b"]["n"] = "one"
+        with self.assertRaisesRegex(
+            at.ValidationError, r"^invalid arguments: b\.a\.b\.n: expected integer"
+        ):
+            check.validate(broken)
+        strict = at.schema_of(cls, strict=True)
+        self.assertEqual(list(strict["$defs"]), list(s["$defs"]))
+        at.validator(strict).validate(value)
+
+    def test_small_repeats_stay_inline_and_places_keep_their_descriptions(self) -> None:
+        def f(a: Item, b: Annotated[Item, "the second"]) -> None:
+            pass
+
+        s = at.schema_of(f)
+        self.assertNotIn("$defs", s)
+        self.assertEqual(s["properties"]["b"]["description"], "the second")
+        big = deep_tree(2)  # Level1: 18 schema objects inline
+
+        def g(a: Any, b: Any, c: Any = None) -> None:
+            pass
+
+        g.__annotations__ = {"a": big, "b": Annotated[big, "the second"], "c": Optional[big]}
+        s = at.schema_of(g)
+        ref = {"$ref": "#/$defs/Level1"}
+        self.assertEqual(s["properties"]["a"], ref)
+        self.assertEqual(s["properties"]["b"], {"description": "the second", **ref})
+        self.assertEqual(s["properties"]["c"], {"anyOf": [ref, {"type": "null"}]})
+        self.assertEqual(list(s["$defs"]), ["Level1"])
+        self.assertEqual(s["$defs"]["Level1"]["properties"]["a"]["required"], ["a", "b", "n"])
+
+    def test_two_classes_of_one_name_get_two_definitions(self) -> None:
+        def f(a: ChainA, b: ChainB) -> None:
+            pass
+
+        s = at.schema_of(f)
+        self.assertEqual(s["properties"]["a"], {"$ref": "#/$defs/ChainA"})
+        self.assertEqual(s["properties"]["b"], {"$ref": "#/$defs/ChainA2"})
+        self.assertEqual(s["$defs"]["ChainA2"]["properties"]["label"], {"type": "string"})
+        self.assertEqual(s["$defs"]["ChainA"]["properties"]["value"], {"type": "integer"})
 
 
 if __name__ == "__main__":
