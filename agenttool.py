@@ -2100,35 +2100,69 @@ def _index(items: Any, item: object, start: int) -> int:
     return -1
 
 
+# Messages quote what the model or the schema wrote, cut so that a whole message stays within
+# about 2 KB whatever the input: a quoted string or path segment at _QUOTE_LIMIT characters, a
+# path at _PATH_LIMIT, a list of values (enum, shapes) at _LIST_LIMIT, each cut saying how much
+# was left out.
+_QUOTE_LIMIT = 200
+_PATH_LIMIT = 600
+_LIST_LIMIT = 600
+_MESSAGE_LIMIT = 1400  # the last resort, should the parts of a message add up past it
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 3]}... ({len(text) - limit + 3} more characters)"
+
+
+def _quote(s: str, limit: int = _QUOTE_LIMIT) -> str:
+    """A string as JSON for a message: cut to ``limit`` characters (saying how many more),
+    lone surrogates escaped so the message can always be printed or sent."""
+    more = len(s) - limit
+    text = json.dumps(s[: limit - 3] if more > 0 else s, ensure_ascii=False)
+    if more > 0:
+        text = f"{text[:-1]}...\" ({more + 3} more characters)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def _format_path(path: tuple[object, ...]) -> str:
     """``list[0].name``; a key that is not an identifier is ``["content-type"]``."""
     out: list[str] = []
     for seg in path:
         if isinstance(seg, int):
             out.append(f"[{seg}]")
-        elif isinstance(seg, str) and seg.isidentifier():
+        elif isinstance(seg, str) and seg.isidentifier() and len(seg) <= _QUOTE_LIMIT:
             out.append("." + seg if out else seg)
+        elif isinstance(seg, str):
+            out.append("[" + _quote(seg) + "]")
         else:
-            out.append("[" + json.dumps(seg, ensure_ascii=False) + "]")
-    return "".join(out)
+            out.append(f"[{_compact(seg, _QUOTE_LIMIT)}]")
+    return _cut("".join(out), _PATH_LIMIT)
 
 
 def _number_text(v: float) -> str:
     """A number as written in JSON; an integer too long to print says how long it is."""
     if isinstance(v, int):
         try:
-            return str(v)
+            text = str(v)
         except ValueError:  # over sys.get_int_max_str_digits()
             return f"an integer of about {int(v.bit_length() * 0.30103)} digits"
+        if len(text) > _QUOTE_LIMIT:
+            return f"an integer of {len(text.lstrip('-'))} digits"
+        return text
     return repr(v)
 
 
 def _describe(v: object) -> str:
     """A value for a message: strings quoted (long ones cut), numbers as written, kinds."""
     if isinstance(v, str):
-        if len(v) > 60:
-            return json.dumps(v[:57], ensure_ascii=False)[:-1] + '..."'
-        return json.dumps(v, ensure_ascii=False)
+        return _quote(v, 60)
     if v is None:
         return "null"
     if v is True:
@@ -2144,17 +2178,40 @@ def _describe(v: object) -> str:
     return type(v).__name__
 
 
-def _compact(v: object, limit: int = 0) -> str:
+def _compact(v: object, limit: int = _QUOTE_LIMIT) -> str:
     """Compact JSON for values named in messages (enum members, schemas), cut at ``limit``."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return _number_text(v)
+    if isinstance(v, str):
+        return _quote(v, limit)
     try:
         text = json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         text = _describe(v)
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        text = _number_text(v)
-    if limit and len(text) > limit:
-        text = text[: limit - 3] + "..."
+    return _cut(_printable(text), limit)
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates escaped, so that a message can always be encoded."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def _listing(values: Any, limit: int = _LIST_LIMIT) -> str:
+    """``[a, b, c]`` of compact values, cut once past ``limit`` characters with how many more."""
+    shown: list[str] = []
+    size = 0
+    for i, value in enumerate(values):
+        text = _compact(value)
+        size += len(text) + 2
+        if size > limit and shown:
+            shown.append(f"... ({len(values) - i} more)")
+            break
+        shown.append(text)
+    return "[" + ", ".join(shown) + "]"
 
 
 def _join_or(names: list[str]) -> str:
@@ -2253,14 +2310,13 @@ def _m_const(v: object, listed: str) -> str:
 
 def _m_required(obj: Any, names: tuple[str, ...]) -> str:
     missing = next(n for n in names if n not in obj)
-    return f"missing required property {json.dumps(missing, ensure_ascii=False)}"
+    return f"missing required property {_quote(missing)}"
 
 
 def _m_dependent(obj: Any, names: tuple[str, ...], when: str) -> str:
     missing = next(n for n in names if n not in obj)
     return (
-        f"missing required property {json.dumps(missing, ensure_ascii=False)}"
-        f" (required when {json.dumps(when, ensure_ascii=False)} is present)"
+        f"missing required property {_quote(missing)} (required when {_quote(when)} is present)"
     )
 
 
@@ -2270,7 +2326,7 @@ def _first_extra(obj: Any, known: Callable[[str], bool]) -> str | None:
 
 
 def _m_unexpected(key: object) -> str:
-    return f"unexpected property {json.dumps(key, ensure_ascii=False)}"
+    return f"unexpected property {_quote(key) if isinstance(key, str) else _compact(key)}"
 
 
 def _extra_first(
@@ -2320,9 +2376,10 @@ def _shapes_error(
     if len(hits) == 1:
         return errors[hits[0]]
     if all(plain for _, _, plain in infos):  # bare types: say it as a type union does
-        return _Invalid(_m_type(v, _join_or([shape for _, shape, _ in infos])))
+        return _Invalid(_m_type(v, _cut(_join_or([shape for _, shape, _ in infos]), _LIST_LIMIT)))
     shapes = [shape for _, shape, _ in infos]
     listed = ", ".join(shapes[:-1]) + ", or " + shapes[-1] if len(shapes) > 1 else shapes[0]
+    listed = _cut(listed, _LIST_LIMIT)
     return _Invalid(
         f"expected a value matching one of the {len(shapes)} allowed shapes ({listed}),"
         f" got {_describe(v)}"
@@ -2730,13 +2787,15 @@ class _Compiler:
         if len(self.lines) == mark:
             self.emit(2, "return")
         self.emit(1, "except _Invalid as e:")
-        self.emit(2, "raise _ValidationError(_format_path(e.path), e.msg) from None")
+        self.emit(2, "raise _ValidationError(_format_path(e.path), _cut(e.msg, _MESSAGE_LIMIT))")
         self.emit(1, "except RecursionError:")
         self.emit(2, "raise _ValidationError('', 'nesting too deep') from None")
         while self.pending:
             self.write_function(*self.pending.pop())
         self.consts["_ValidationError"] = ValidationError
         self.consts["_format_path"] = _format_path
+        self.consts["_cut"] = _cut
+        self.consts["_MESSAGE_LIMIT"] = _MESSAGE_LIMIT
         namespace = self.consts
         exec(compile("\n".join(self.lines), "<agenttool schema>", "exec"), namespace)
         check: Callable[[object], None] = namespace["validate"]  # type: ignore[assignment]
@@ -2798,7 +2857,7 @@ def _gen_type(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if "enum" in keys:
         members = keys["enum"]
         _need(c, site, "enum", members, isinstance(members, list), "an array")
-        listed = repr("[" + ", ".join(_compact(m) for m in members) + "]")
+        listed = repr(_listing(members))
         allowed = c.const(frozenset(_canon(m) for m in members))
         c.emit(ind, f"if not ({v} in {allowed} if type({v}) is str else _canon({v}) in {allowed}):")
         c.fail(site, ind + 1, f"_m_enum({v}, {listed})")
@@ -2827,7 +2886,7 @@ def _gen_string(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         source = keys["pattern"]
         _need(c, site, "pattern", source, isinstance(source, str), "a string")
         search = c.const(_regex(c, site, "pattern", source).search)
-        msg = f"expected a string matching {json.dumps(source, ensure_ascii=False)}, got "
+        msg = f"expected a string matching {_quote(source)}, got "
         c.emit(ind, f"if {search}({v}) is None:")
         c.fail(site, ind + 1, f"{msg!r} + _describe({v})")
         c.consts["_describe"] = _describe
@@ -3267,7 +3326,7 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
     if "const" in keys:
         return _compact(keys["const"], 60)
     if isinstance(keys.get("enum"), list):
-        return "one of [" + ", ".join(_compact(m) for m in keys["enum"]) + "]"
+        return "one of " + _listing(keys["enum"], 60)
     raw = keys.get("type")
     if raw is not None:
         listed = [raw] if isinstance(raw, str) else list(raw)
@@ -3385,12 +3444,37 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent; one too large for a float (1e400) is refused
+    as NaN and Infinity are, rather than becoming infinity."""
+    value = float(text)
+    if value - value != 0.0:
+        raise ValueError(f"{_cut(text, 40)} is not a finite number")
+    return value
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key written twice is refused (a model that wrote both meant neither)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {_quote(key)}")
+            seen.add(key)
+    return obj
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_object_pairs
+)
 
 
 def _loads(text: str | bytes | bytearray) -> Any:
-    """Parse JSON as JSON means it: NaN and Infinity refused, bytes in any UTF encoding,
-    deep nesting a ``ValidationError`` rather than a ``RecursionError``."""
+    """Parse JSON as JSON means it: NaN, Infinity, numbers too large for a float and duplicate
+    keys refused, bytes in any UTF encoding, deep nesting a ``ValidationError`` rather than a
+    ``RecursionError``, an integer longer than Python converts (``sys.get_int_max_str_digits()``,
+    which guards against quadratic parsing) said in JSON terms."""
     try:
         if not isinstance(text, str):
             if not isinstance(text, (bytes, bytearray)):
@@ -3398,7 +3482,11 @@ def _loads(text: str | bytes | bytearray) -> Any:
             text = text.decode(json.detect_encoding(text), "surrogatepass")
         return _DECODER.decode(text)
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, NaN and Infinity
-        raise ValidationError("", f"not valid JSON: {err}") from None
+        reason = str(err)
+        if "integer string conversion" in reason:
+            limit = sys.get_int_max_str_digits()  # type: ignore[attr-defined,unused-ignore]
+            reason = f"an integer has more than {limit} digits, more than this parser accepts"
+        raise ValidationError("", f"not valid JSON: {reason}") from None
     except RecursionError:
         raise ValidationError("", "nesting too deep") from None
 

@@ -452,7 +452,9 @@ class TestOwnMessages(unittest.TestCase):
     def test_strings(self) -> None:
         self.check({"pattern": "^[a-z]+$"}, "A1", 'expected a string matching "^[a-z]+$", got "A1"')
         long = "y" * 100
-        self.check({"type": "integer"}, long, f'expected integer, got "{"y" * 57}..."')
+        self.check(
+            {"type": "integer"}, long, f'expected integer, got "{"y" * 57}..." (43 more characters)'
+        )
 
     def test_unique_items_names_the_equal_pair(self) -> None:
         self.check(
@@ -4522,6 +4524,113 @@ class TestTheModule(unittest.TestCase):
         loaded = set(done.stdout.split())
         for later in ("asyncio", "concurrent.futures", "uuid", "decimal", "datetime", "queue"):
             self.assertNotIn(later, loaded)
+
+
+# =============================================================================================
+# The validator under hostile input (issue 13): bounded messages, clean failures, drafts
+# =============================================================================================
+
+
+def schema_error_of(schema: Any) -> str:
+    """``str()`` of the SchemaError compiling ``schema`` raises, or ``""`` when it compiles."""
+    try:
+        at.validator(schema)
+    except at.SchemaError as err:
+        return str(err)
+    return ""
+
+
+class TestHostileJsonText(unittest.TestCase):
+    """validate_json and tool arguments: JSON as JSON means it, refused with a clear message."""
+
+    def refused(self, text: str, *needles: str, schema: Any = None) -> str:
+        with self.assertRaises(at.ValidationError) as caught:
+            at.validator({} if schema is None else schema).validate_json(text)
+        for needle in needles:
+            self.assertIn(needle, str(caught.exception))
+        return str(caught.exception)
+
+    def test_overflowing_numbers_are_not_finite(self) -> None:
+        self.refused("1e400", "not valid JSON", "1e400", schema={"type": "number"})
+        self.refused("-1e400", "1e400", schema={"maximum": 0})
+        self.refused('{"a": [1, 2.5E+999]}', "2.5E+999")
+        self.refused("1" * 400 + ".0", "not a finite number")
+        self.assertEqual(at.validator({}).validate_json("1e308"), 1e308)
+
+    def test_an_integer_too_long_is_said_in_json_terms(self) -> None:
+        if not hasattr(sys, "get_int_max_str_digits"):
+            self.skipTest("this Python has no integer digit limit")
+        message = self.refused("5" * 5000, "not valid JSON", "digits")
+        self.assertNotIn("set_int_max_str_digits", message)
+        message = self.refused('{"n": -' + "9" * 4400 + "}", "digits")
+        self.assertNotIn("sys.", message)
+
+    def test_duplicate_keys_are_refused_naming_the_key(self) -> None:
+        self.refused('{"a": 1, "a": 2}', "not valid JSON", 'duplicate key "a"')
+        self.refused('[{"x": {"b": 1, "c": 2, "b": 3}}]', 'duplicate key "b"')
+        self.assertEqual(at.validator({}).validate_json('{"a": {"a": 1}}'), {"a": {"a": 1}})
+
+    def test_duplicate_keys_in_tool_arguments(self) -> None:
+        def greet(name: str) -> str:
+            return "hi " + name
+
+        with self.assertRaises(at.ValidationError) as caught:
+            at.tool(greet).execute(at.Call("1", '{"name": "a", "name": "b"}'))
+        self.assertIn('duplicate key "name"', str(caught.exception))
+
+
+class TestNonJsonKeys(unittest.TestCase):
+    def test_values_with_keys_that_are_not_strings_are_refused(self) -> None:
+        closed = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
+        for schema in (
+            closed,
+            {"properties": {"a": {"type": "string"}}, "additionalProperties": False},
+            {"additionalProperties": {"type": "string"}},
+            {"patternProperties": {"^a": {"type": "integer"}}},
+            {"propertyNames": {"maxLength": 3}},
+        ):
+            for value in ({1: "x"}, {1: "x", "b": 2}, {"a": 1, 2: 3}):
+                message = error_of(schema, value)
+                self.assertIn("is not a string", message, (schema, value))
+
+    def test_schemas_that_are_not_json_are_refused(self) -> None:
+        self.assertIn("not a string", schema_error_of({"properties": {1: {"type": "string"}}}))
+        self.assertIn("not a string", schema_error_of({"type": "object", 3: {}}))
+        self.assertIn("#/const", schema_error_of({"const": {(1, 2): 1}}))
+        self.assertIn("not JSON", schema_error_of({"const": {1, 2}}))
+        self.assertIn("not JSON", schema_error_of({"maximum": float("inf")}))
+
+    def test_one_answer_per_schema_whatever_compiled_before(self) -> None:
+        self.assertIn('"enum"', schema_error_of({"enum": (1, 2)}))
+        at.validator({"enum": [1, 2]})
+        self.assertIn('"enum"', schema_error_of({"enum": (1, 2)}))
+        at.validator({"properties": {"1": {"type": "string"}}})
+        self.assertTrue(schema_error_of({"properties": {1: {"type": "string"}}}))
+        at.validator({"required": ["a"]})
+        self.assertTrue(schema_error_of({"required": ("a",)}))
+
+
+class TestLoneSurrogates(unittest.TestCase):
+    def test_messages_quote_a_lone_surrogate_printably(self) -> None:
+        schema = {"type": "object", "properties": {}, "additionalProperties": False}
+        message = error_of(schema, {"\ud800": 1})
+        message.encode("utf-8")  # no UnicodeEncodeError
+        self.assertIn("\\ud800", message)
+
+    def test_the_command_line_prints_its_error(self) -> None:
+        folder = tempfile.mkdtemp(prefix="agenttool-surrogate-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        with open(os.path.join(folder, "greeter.py"), "w", encoding="utf-8") as f:
+            f.write("def greet(name: str) -> str:\n    return 'hi ' + name\n")
+        env = dict(os.environ, PYTHONPATH=ROOT, PYTHONIOENCODING="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "agenttool", "call", "greeter.py", "--tool", "greet",
+             "--args", '{"name": "a", "\\ud800": 1}'],
+            cwd=folder, env=env, capture_output=True, text=True, timeout=60, errors="replace",
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("unexpected property", done.stdout)
+        self.assertNotIn("Traceback", done.stderr)
 
 
 if __name__ == "__main__":
