@@ -1507,7 +1507,7 @@ class _TypeCompiler:
                     if entry is None:
                         if xdec is None:
                             first = min(key for key in v if key not in table)
-                            raise _DecodeFail(f'unexpected property "{first}"')
+                            raise _DecodeFail(f"unexpected property {_quote(first)}")
                         kw[k] = xdec(x)
                         continue
                     if entry[1]:
@@ -2320,13 +2320,24 @@ def _m_dependent(obj: Any, names: tuple[str, ...], when: str) -> str:
     )
 
 
-def _first_extra(obj: Any, known: Callable[[str], bool]) -> str | None:
+def _first_extra(obj: Any, known: Callable[[str], bool]) -> object | None:
+    """The unexpected key reported: a key that is not a string first, else the least."""
+    for key in obj:
+        if not isinstance(key, str):
+            return key
     extras = [k for k in obj if not known(k)]
     return min(extras) if extras else None
 
 
 def _m_unexpected(key: object) -> str:
-    return f"unexpected property {_quote(key) if isinstance(key, str) else _compact(key)}"
+    if not isinstance(key, str):
+        return _m_key(key)
+    return f"unexpected property {_quote(key)}"
+
+
+def _m_key(key: object) -> str:
+    """A key that is not a string (from Python): not JSON, whatever the schema says of it."""
+    return f"property name {_compact(key, 60)} is not a string; JSON object keys are strings"
 
 
 def _extra_first(
@@ -2336,7 +2347,7 @@ def _extra_first(
     extra = _first_extra(obj, known)
     if extra is not None and len(err.path) > depth:
         failed = err.path[depth]
-        if isinstance(failed, str) and extra < failed:
+        if not isinstance(extra, str) or (isinstance(failed, str) and extra < failed):
             return _Invalid(_m_unexpected(extra), path)
     return err
 
@@ -2487,6 +2498,7 @@ _HELPERS: dict[str, object] = {
     "_m_required": _m_required,
     "_m_dependent": _m_dependent,
     "_m_unexpected": _m_unexpected,
+    "_m_key": _m_key,
     "_first_extra": _first_extra,
     "_extra_first": _extra_first,
     "_m_min": _m_min,
@@ -3024,6 +3036,7 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         return
     key, item = c.name("k"), c.name("v")
     c.emit(ind, f"for {key}, {item} in {v}.items():")
+    _key_check(c, site, ind + 1, key)
     seg = key
     if loop_extra and regexes:
         matched = c.name("m")
@@ -3050,6 +3063,12 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         c.sub(extra, site, item, seg, f"{loc}/additionalProperties", indent=at - ind, blocks=1)
 
 
+def _key_check(c: _Compiler, site: _Site, ind: int, key: str) -> None:
+    """Refuse a key that is not a string (only Python can pass one) where keys are looked at."""
+    c.emit(ind, f"if type({key}) is not str and not isinstance({key}, str):")
+    c.fail(site, ind + 1, f"_m_key({key})")
+
+
 def _gen_property_names(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """propertyNames: each key checked as a string, the message naming the key."""
     node = keys["propertyNames"]
@@ -3058,6 +3077,7 @@ def _gen_property_names(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None
     fn = c.function(node, site.base, site.loc + "/propertyNames")
     key = c.name("k")
     c.emit(site.ind, f"for {key} in {site.v}:")
+    _key_check(c, site, site.ind + 1, key)
     c.emit(site.ind + 1, "try:")
     c.emit(site.ind + 2, f"{fn}({key})")
     c.emit(site.ind + 1, "except _Invalid as e:")
@@ -3530,19 +3550,51 @@ _CACHE_SIZE = 256
 
 def validator(schema: dict[str, Any] | bool) -> Validator:
     """Compile ``schema`` once into a ``Validator``; raise ``SchemaError`` naming the keyword
-    when it cannot be honoured.  Compiled checkers are shared between equal schemas."""
-    try:
-        key: str | None = json.dumps(schema, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        key = None
+    when it cannot be honoured.  Compiled checkers are shared between schemas of the same JSON
+    text; a schema that is not JSON (a tuple, a key that is not a string) is always refused."""
+    key = _schema_text(schema)
     check = _CACHE.get(key) if key is not None else None
     if check is None:
+        if key is None:
+            _refuse_not_json(schema, "#")
         check = _compile(schema)
         if key is not None:
             if len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.clear()
             _CACHE[key] = check
     return Validator(schema, check)
+
+
+def _schema_text(schema: Any) -> str | None:
+    """The JSON text of a schema that is exactly JSON (it reads back equal), else None."""
+    try:
+        text = json.dumps(schema, allow_nan=False)
+        return text if json.loads(text) == schema else None
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _refuse_not_json(value: Any, loc: str) -> None:
+    """Raise a ``SchemaError`` at the first place in a schema that is not JSON."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if not _is_finite(value):
+            raise SchemaError(f"schema at {loc}: {value!r} is not JSON (not a finite number)")
+    elif isinstance(value, dict):
+        for key, sub in value.items():
+            if not isinstance(key, str):
+                raise SchemaError(
+                    f"schema at {loc}: property name {_compact(key, 60)} is not a string;"
+                    " a schema must be JSON"
+                )
+            _refuse_not_json(sub, loc + "/" + _pointer_escape(key))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            _refuse_not_json(sub, f"{loc}/{i}")
+    else:
+        kind = "a tuple (JSON arrays are lists)" if isinstance(value, tuple) else type(value).__name__
+        raise SchemaError(f"schema at {loc}: {kind} is not JSON")
 
 
 def _compile(schema: Any) -> Callable[[object], None]:
@@ -5746,7 +5798,12 @@ def _cli_progress_line(result: Result) -> str:
 
 
 def _cli_write(stream: TextIO, text: str) -> None:
-    stream.write(text if text.endswith("\n") or not text else text + "\n")
+    text = text if text.endswith("\n") or not text else text + "\n"
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:  # a lone surrogate the model wrote: printed escaped
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
     stream.flush()
 
 

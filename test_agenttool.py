@@ -4589,7 +4589,7 @@ class TestNonJsonKeys(unittest.TestCase):
             {"patternProperties": {"^a": {"type": "integer"}}},
             {"propertyNames": {"maxLength": 3}},
         ):
-            for value in ({1: "x"}, {1: "x", "b": 2}, {"a": 1, 2: 3}):
+            for value in ({1: "x"}, {"b": "y", 2: 3}, {2: 3, "b": "y"}):
                 message = error_of(schema, value)
                 self.assertIn("is not a string", message, (schema, value))
 
@@ -4601,9 +4601,9 @@ class TestNonJsonKeys(unittest.TestCase):
         self.assertIn("not JSON", schema_error_of({"maximum": float("inf")}))
 
     def test_one_answer_per_schema_whatever_compiled_before(self) -> None:
-        self.assertIn('"enum"', schema_error_of({"enum": (1, 2)}))
+        self.assertIn("#/enum", schema_error_of({"enum": (1, 2)}))
         at.validator({"enum": [1, 2]})
-        self.assertIn('"enum"', schema_error_of({"enum": (1, 2)}))
+        self.assertIn("#/enum", schema_error_of({"enum": (1, 2)}))
         at.validator({"properties": {"1": {"type": "string"}}})
         self.assertTrue(schema_error_of({"properties": {1: {"type": "string"}}}))
         at.validator({"required": ["a"]})
@@ -4621,11 +4621,12 @@ class TestLoneSurrogates(unittest.TestCase):
         folder = tempfile.mkdtemp(prefix="agenttool-surrogate-")
         self.addCleanup(shutil.rmtree, folder, True)
         with open(os.path.join(folder, "greeter.py"), "w", encoding="utf-8") as f:
-            f.write("def greet(name: str) -> str:\n    return 'hi ' + name\n")
+            f.write("import agenttool\n\n@agenttool.tool\ndef greet(name: str) -> str:\n")
+            f.write("    return 'hi ' + name\n")
         env = dict(os.environ, PYTHONPATH=ROOT, PYTHONIOENCODING="utf-8")
         done = subprocess.run(
-            [sys.executable, "-m", "agenttool", "call", "greeter.py", "--tool", "greet",
-             "--args", '{"name": "a", "\\ud800": 1}'],
+            [sys.executable, "-m", "agenttool", "call", "greeter.py", "greet",
+             '{"name": "a", "\\ud800": 1}'],
             cwd=folder, env=env, capture_output=True, text=True, timeout=60, errors="replace",
         )  # fmt: skip
         self.assertEqual(done.returncode, 1, done.stderr)
