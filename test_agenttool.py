@@ -4634,5 +4634,40 @@ class TestLoneSurrogates(unittest.TestCase):
         self.assertNotIn("Traceback", done.stderr)
 
 
+class TestBoundedMessages(unittest.TestCase):
+    """Whatever the model or the schema wrote, a message stays within about 2 KB."""
+
+    def bounded(self, schema: Any, value: Any, *needles: str) -> None:
+        message = error_of(schema, value)
+        self.assertTrue(message, "accepted")
+        self.assertLess(len(message), 2048, message[:300])
+        message.encode("utf-8")
+        for needle in needles:
+            self.assertIn(needle, message)
+
+    def test_what_the_model_wrote(self) -> None:
+        huge = "k" * 10_000_000
+        closed = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
+        self.bounded(closed, {huge: 1}, "unexpected property", "more characters")
+        self.bounded({"additionalProperties": {"type": "integer"}}, {huge: "x"}, "more characters")
+        self.bounded({"items": {"type": "integer"}}, ["x" * 100_000], "more characters")
+        self.bounded({"type": "string"}, 10**3000, "digits")
+        self.bounded({"propertyNames": {"maxLength": 3}}, {huge: 1}, "more characters")
+        deep = {"additionalProperties": {"additionalProperties": {"type": "integer"}}}
+        self.bounded(deep, {huge: {huge + "2": "x"}}, "more characters")
+
+    def test_what_the_schema_wrote(self) -> None:
+        members = [f"value-{i}" for i in range(5000)]
+        self.bounded({"enum": members}, "nope", "more)", '"value-0"')
+        self.bounded({"const": {"a": "b" * 100_000}}, 1, "more characters")
+        self.bounded({"required": ["r" * 100_000]}, {}, "more characters")
+        self.bounded({"pattern": "^" + "a" * 100_000 + "$"}, "b", "more characters")
+        many = {"anyOf": [{"type": "object", "required": [f"p{i}"]} for i in range(1000)]}
+        self.bounded(many, 1, "1000 allowed shapes")
+        self.bounded({"not": {"const": "n" * 100_000}}, "n" * 100_000)
+        self.bounded({"anyOf": [{"type": "string"}] * 1000}, 1)
+        self.bounded({"dependentRequired": {"d" * 100_000: ["e" * 100_000]}}, {"d" * 100_000: 1})
+
+
 if __name__ == "__main__":
     unittest.main()
