@@ -2930,9 +2930,39 @@ def _gen_number(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
                 f"_multiple_of({v}, {c.literal(m)})):",
             )
         else:
-            c.emit(ind, f"if not _multiple_of({v}, {c.literal(m)}):")
+            c.emit(ind, f"if not ({_decimal_multiple(c, v, m)}):")
         c.fail(site, ind + 1, f"{msg} + _describe({v})")
         c.consts["_describe"] = _describe
+
+
+def _decimal_multiple(c: _Compiler, v: str, m: float) -> str:
+    """An expression true when the number in ``v`` is a multiple of the decimal ``m`` as
+    written (0.01: prices), exact and without fractions on the common path.
+
+    ``m`` is ``units / scale`` exactly (``scale`` a power of ten).  A float ``v`` with
+    ``|v| * scale < 2**50`` is a multiple exactly when ``r = round(v * scale)`` gives back ``v``
+    as ``r / scale`` (one correctly rounded division) and ``units`` divides ``r``: below that
+    bound at most one decimal of that many places lies within half a unit in the last place of
+    ``v``, so it is the shortest repr of ``v``, the number as written.  Anything else (larger
+    floats, bool-like subclasses) takes the exact ``Fraction`` path."""
+    exact = f"_multiple_of({v}, {c.literal(m)})"
+    digits, _, exponent = repr(m).partition("e")
+    whole, _, fraction = digits.partition(".")
+    places = len(fraction) - int(exponent or 0)
+    if places <= 0:  # a float too large to be held as an int above: rare, exact path
+        return exact
+    units, scale = int(whole + fraction), 10**places
+    bound = 2.0**50 / scale
+    if units == 1:
+        on_float, on_int = f"round({v} * {scale}) / {scale} == {v}", "True"
+    else:
+        r = c.name("r")
+        on_float = f"({r} := round({v} * {scale})) % {units} == 0 and {r} / {scale} == {v}"
+        on_int = f"{v} * {scale} % {units} == 0"
+    return (
+        f"({on_float}) if type({v}) is float and {-bound!r} < {v} < {bound!r} else"
+        f" ({on_int} if type({v}) is int else {exact})"
+    )
 
 
 def _names(c: _Compiler, site: _Site, kw: str, value: Any) -> tuple[str, ...]:
@@ -3473,7 +3503,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _object_pairs(pairs: list[tuple[str, Any]], dict: Any = dict, len: Any = len) -> Any:
     """A JSON object; a key written twice is refused (a model that wrote both meant neither)."""
     obj = dict(pairs)
     if len(obj) != len(pairs):

@@ -4669,5 +4669,46 @@ class TestBoundedMessages(unittest.TestCase):
         self.bounded({"dependentRequired": {"d" * 100_000: ["e" * 100_000]}}, {"d" * 100_000: 1})
 
 
+class TestDecimalMultipleOf(unittest.TestCase):
+    """multipleOf on decimals (prices): exact on the numbers as written, and fast."""
+
+    def test_exact_on_the_numbers_as_written(self) -> None:
+        from fractions import Fraction
+
+        def written(x: Any) -> Fraction:
+            return Fraction(x) if isinstance(x, int) else Fraction(repr(x))
+
+        rnd = random.Random(13)
+        for m in (0.01, 0.05, 0.25, 0.0001, 2.5e-5, 0.07, 12.5, 3.3e-8, 1e-300):
+            values: list[Any] = [0.0, -0.0, 0, 1, 1e17, 1e300, 0.1 + 0.2, -19.99]
+            for _ in range(300):
+                n = rnd.randint(-(10 ** rnd.randint(1, 16)), 10 ** rnd.randint(1, 16))
+                values += [float(f"{n}e-{rnd.randint(0, 12)}"), n * m, n]
+                values.append(10.0 ** rnd.randint(-8, 15) * (1 + 2**-52))
+            for v in values:
+                expected = (written(v) / written(m)).denominator == 1
+                self.assertEqual(error_of({"multipleOf": m}, v) == "", expected, (m, v))
+
+    def test_prices_take_the_path_without_fractions(self) -> None:
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+            "schema = {'type': 'array', 'items': {'type': 'object', 'properties':"
+            " {'price': {'type': 'number', 'multipleOf': 0.01}}}}\n"
+            "items = [{'price': round(i * 0.37, 2)} for i in range(1000)] + [{'price': 7}]\n"
+            "at.validator(schema).validate(items)\n"
+            "try:\n    at.validator(schema).validate([{'price': 0.001}])\n"
+            "except at.ValidationError as e:\n    print(e)\n"
+            "print('fractions' in sys.modules)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, ROOT], capture_output=True, text=True, timeout=60
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(
+            done.stdout.split("\n")[:2],
+            ["invalid arguments: [0].price: expected a multiple of 0.01, got 0.001", "False"],
+        )
+
+
 if __name__ == "__main__":
     unittest.main()
