@@ -2449,18 +2449,32 @@ def _count(v: Any, branch: Callable[[object], None], stop: int) -> int:
 # The compiler: schema -> Python source -> functions
 # ---------------------------------------------------------------------------------------------
 
+_DRAFT6 = 6
 _DRAFT7 = 7
+_DRAFT2019 = 2019
 _DRAFT2020 = 2020
 _SCHEMA_URIS = {
+    "http://json-schema.org/draft-06/schema": _DRAFT6,
+    "https://json-schema.org/draft-06/schema": _DRAFT6,
     "http://json-schema.org/draft-07/schema": _DRAFT7,
     "https://json-schema.org/draft-07/schema": _DRAFT7,
+    "http://json-schema.org/draft/2019-09/schema": _DRAFT2019,
+    "https://json-schema.org/draft/2019-09/schema": _DRAFT2019,
     "http://json-schema.org/draft/2020-12/schema": _DRAFT2020,
     "https://json-schema.org/draft/2020-12/schema": _DRAFT2020,
 }
-_ONLY_2020 = frozenset(  # unknown keywords to draft 7, so ignored there
+_ONLY_2020 = frozenset(  # unknown keywords to drafts 6 and 7, so ignored there
     ["prefixItems", "dependentRequired", "dependentSchemas", "minContains", "maxContains",
-     "$anchor", "$dynamicAnchor", "$dynamicRef", "unevaluatedProperties", "unevaluatedItems"]
+     "$anchor", "$dynamicAnchor", "$dynamicRef", "unevaluatedProperties", "unevaluatedItems",
+     "$defs", "$recursiveAnchor"]
 )  # fmt: skip
+# The keywords each draft does not know (ignored there, as unknown keywords are).
+_UNKNOWN = {
+    _DRAFT6: _ONLY_2020 | {"if", "then", "else"},
+    _DRAFT7: _ONLY_2020,
+    _DRAFT2019: frozenset(["prefixItems", "$dynamicAnchor", "$dynamicRef"]),
+    _DRAFT2020: frozenset(["$recursiveAnchor"]),
+}
 _REFUSED = ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef")
 _ROOT_BASE = "https://agenttool.invalid/schema.json"  # the base URI of a root without $id
 _TYPES = ("string", "integer", "number", "boolean", "object", "array", "null")
@@ -2512,6 +2526,11 @@ _HELPERS: dict[str, object] = {
 }
 
 
+# Draft 2019-09's dynamic scope, as far as $recursiveRef needs it: the outermost schema resource
+# entered with "$recursiveAnchor": true (its node, its base and its location), or None.
+_Scoped = Optional[tuple[Any, str, str]]
+
+
 def _pointer_escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
@@ -2520,7 +2539,7 @@ class _Site:
     """Where generated code for one subschema goes: the value's variable, its path, the
     indentation, the schema location (for SchemaError), the base URI and the type known."""
 
-    __slots__ = ("v", "path", "ind", "blocks", "loc", "base", "known", "present")
+    __slots__ = ("v", "path", "ind", "blocks", "loc", "base", "known", "present", "scope")
 
     def __init__(
         self,
@@ -2531,6 +2550,7 @@ class _Site:
         loc: str,
         base: str,
         known: frozenset[str] | None,
+        scope: _Scoped = None,
     ) -> None:
         self.v = v
         self.path = path  # Python expressions, one per path segment
@@ -2540,10 +2560,13 @@ class _Site:
         self.base = base
         self.known = known
         self.present: frozenset[str] = frozenset()  # keys a required check has proven there
+        self.scope = scope  # draft 2019-09: the outermost resource with $recursiveAnchor true
 
     def child(self, v: str, seg: str | None, loc: str, indent: int = 0, blocks: int = 0) -> _Site:
         path = self.path if seg is None else self.path + (seg,)
-        return _Site(v, path, self.ind + indent, self.blocks + blocks, loc, self.base, None)
+        return _Site(
+            v, path, self.ind + indent, self.blocks + blocks, loc, self.base, None, self.scope
+        )
 
 
 _Generator = Callable[["_Compiler", _Site, dict[str, Any]], None]
@@ -2557,14 +2580,18 @@ class _Compiler:
         self.draft = draft
         self.lines: list[str] = []
         self.consts: dict[str, object] = dict(_HELPERS)
-        self.functions: dict[tuple[int, str], str] = {}
-        self.pending: list[tuple[str, Any, str, str]] = []
+        self.hides = draft in (_DRAFT6, _DRAFT7)  # $ref hides its siblings
+        self.unknown = _UNKNOWN[draft]
+        self.functions: dict[tuple[int, str, int], str] = {}
+        self.pending: list[tuple[str, Any, str, str, _Scoped]] = []
         self.counter = 0
         self.resources: dict[str, Any] = {}
         self.anchors: dict[str, Any] = {}
         self.bases: dict[int, str] = {}
+        self.nodes: list[tuple[Any, str, str]] = []  # every subschema: node, base, location
         self.resources[_ROOT_BASE] = root
-        self._index(root, _ROOT_BASE, "#")
+        self._index(root, _ROOT_BASE, "#", False)
+        self._refuse_cycles()
 
     # -- errors and small emitters ------------------------------------------------------------
 
@@ -2615,12 +2642,13 @@ class _Compiler:
     # -- references -----------------------------------------------------------------------------
 
     def _keys(self, node: dict[str, Any]) -> dict[str, Any]:
-        """The keywords this draft honours in ``node`` (draft 7: $ref hides its siblings)."""
-        if self.draft == _DRAFT7:
-            if "$ref" in node:
-                return {"$ref": node["$ref"]}
-            return {k: v for k, v in node.items() if k not in _ONLY_2020}
-        return node
+        """The keywords this draft honours in ``node`` (drafts 6 and 7: $ref hides its
+        siblings; each draft ignores the keywords it does not know)."""
+        if self.hides and "$ref" in node:
+            return {"$ref": node["$ref"]}
+        if self.unknown.isdisjoint(node):
+            return node
+        return {k: v for k, v in node.items() if k not in self.unknown}
 
     def _join(self, base: str, ref: str) -> str:
         if ref.startswith("#"):
@@ -2631,11 +2659,29 @@ class _Compiler:
 
         return urljoin(base, ref)
 
-    def _index(self, node: Any, base: str, loc: str) -> None:
-        """Record every $id, $anchor and the base URI in effect at each subschema."""
+    def _own_base(self, node: dict[str, Any], base: str) -> str:
+        """The base URI inside ``node``: its own ``$id`` (not a bare fragment) applied."""
+        ident = node.get("$id")
+        if isinstance(ident, str) and not ident.startswith("#"):
+            if not (self.hides and "$ref" in node):
+                return self._join(base, ident).partition("#")[0]
+        return base
+
+    def _index(self, node: Any, base: str, loc: str, hidden: bool) -> None:
+        """Check every subschema's keywords and record every $id, $anchor and the base URI in
+        effect at each subschema (not below a draft 6/7 ``$ref``, whose siblings are hidden)."""
         if not isinstance(node, dict):
+            if node is not True and node is not False:
+                raise SchemaError(
+                    f"schema at {loc} must be an object or a boolean, got {_compact(node, 60)}"
+                )
             return
-        self.bases[id(node)] = base
+        for kw, value in node.items():
+            if kw not in self.unknown:
+                _check_keyword(self, loc, kw, value)
+        if not hidden:
+            self.bases[id(node)] = base
+            self.nodes.append((node, base, loc))
         schema_uri = node.get("$schema")
         if schema_uri is not None and node is not self.root:
             if _SCHEMA_URIS.get(str(schema_uri).rstrip("#")) != self.draft:
@@ -2643,9 +2689,7 @@ class _Compiler:
                     loc, "$schema", f"{_compact(schema_uri)} is not this schema's draft"
                 )
         ident = node.get("$id")
-        if ident is not None and not (self.draft == _DRAFT7 and "$ref" in node):
-            if not isinstance(ident, str):
-                raise self.error(loc, "$id", f"must be a string, got {_compact(ident, 60)}")
+        if ident is not None and not hidden and not (self.hides and "$ref" in node):
             uri, _, fragment = self._join(base, ident).partition("#")
             if ident.startswith("#"):
                 self.anchors[uri + "#" + fragment] = node
@@ -2654,23 +2698,87 @@ class _Compiler:
                 base = uri
                 if fragment:
                     self.anchors[uri + "#" + fragment] = node
-        keys = self._keys(node) if self.draft == _DRAFT7 else node
-        for anchor_kw in ("$anchor", "$dynamicAnchor"):
-            anchor = keys.get(anchor_kw)
-            if isinstance(anchor, str):
-                self.anchors[base.partition("#")[0] + "#" + anchor] = node
+        if not hidden and not (self.hides and "$ref" in node):
+            for anchor_kw in ("$anchor", "$dynamicAnchor"):
+                anchor = node.get(anchor_kw)
+                if isinstance(anchor, str) and anchor_kw not in self.unknown:
+                    self.anchors[base.partition("#")[0] + "#" + anchor] = node
         for kw, sub in node.items():
-            if self.draft == _DRAFT7 and "$ref" in node and kw != "definitions":
+            if kw in self.unknown:
                 continue
+            below = hidden or (self.hides and "$ref" in node and kw != "definitions")
             where = loc + "/" + _pointer_escape(kw)
-            if kw in _ONE_SCHEMA:
-                self._index(sub, base, where)
-            elif kw in _SCHEMA_MAP and isinstance(sub, dict):
-                for key, value in sub.items():
-                    self._index(value, base, where + "/" + _pointer_escape(key))
-            elif kw in _SCHEMA_LIST and isinstance(sub, list):
+            if kw in _SCHEMA_LIST and isinstance(sub, list):
                 for i, value in enumerate(sub):
-                    self._index(value, base, f"{where}/{i}")
+                    self._index(value, base, f"{where}/{i}", below)
+            elif kw in _ONE_SCHEMA:
+                self._index(sub, base, where, below)
+            elif kw in _SCHEMA_MAP:
+                for key, value in sub.items():
+                    if kw != "dependencies" or not isinstance(value, list):
+                        self._index(value, base, where + "/" + _pointer_escape(key), below)
+
+    # -- cycles that consume no input -----------------------------------------------------------
+
+    def _in_place(self, node: Any, base: str, loc: str) -> list[tuple[Any, str, str, str]]:
+        """The subschemas applied to the same value as ``node`` (``$ref`` targets, ``allOf``
+        branches...): each with its base URI, its location and the keyword leading there."""
+        if not isinstance(node, dict):
+            return []
+        keys = self._keys(node)
+        base = self._own_base(node, base)
+        out: list[tuple[Any, str, str, str]] = []
+        for kw in ("$ref", "$recursiveRef"):
+            ref = keys.get(kw)
+            if isinstance(ref, str):
+                try:
+                    target, target_base, target_loc = self.resolve(ref, base, loc)
+                except SchemaError:
+                    continue  # reported where it is used, if it is
+                out.append((target, target_base, target_loc, kw))
+        for kw in ("allOf", "anyOf", "oneOf"):
+            for i, sub in enumerate(keys.get(kw, ())):
+                out.append((sub, base, f"{loc}/{kw}/{i}", kw))
+        for kw in ("not", "if", "then", "else") if "if" in keys else ("not",):
+            if kw in keys:
+                out.append((keys[kw], base, f"{loc}/{kw}", kw))
+        for kw in ("dependentSchemas", "dependencies"):
+            for key, sub in keys.get(kw, {}).items():
+                if not isinstance(sub, list):
+                    out.append((sub, base, f"{loc}/{kw}/{_pointer_escape(key)}", kw))
+        return out
+
+    def _refuse_cycles(self) -> None:
+        """Refuse a cycle of subschemas applied to the same value (``{"$ref": "#"}``, through
+        allOf, anyOf, not, if...): checking any value would never end."""
+        done: set[tuple[int, str]] = set()
+        on_path: dict[tuple[int, str], int] = {}
+        trail: list[tuple[str, str]] = []  # (location, keyword leaving it) along the path
+
+        def visit(node: Any, base: str, loc: str) -> None:
+            key = (id(node), base)
+            if key in done:
+                return
+            if key in on_path:
+                cycle = trail[on_path[key] :]
+                shown = " -> ".join(where for where, _ in cycle) + " -> " + loc
+                where, kw = cycle[-1]
+                raise self.error(
+                    where,
+                    kw,
+                    f"a cycle of subschemas that consumes no input ({_cut(shown, 300)});"
+                    " checking any value would never end",
+                )
+            on_path[key] = len(trail)
+            for sub, sub_base, sub_loc, kw in self._in_place(node, base, loc):
+                trail.append((loc, kw))
+                visit(sub, sub_base, sub_loc)
+                trail.pop()
+            del on_path[key]
+            done.add(key)
+
+        for node, base, loc in self.nodes:
+            visit(node, base, loc)
 
     def resolve(self, ref: str, base: str, loc: str) -> tuple[Any, str, str]:
         """The subschema ``ref`` names, the base URI in effect there, and its location."""
@@ -2705,13 +2813,13 @@ class _Compiler:
             raise self.error(loc, "$ref", f"{_compact(ref)} does not resolve")
         return node, self.bases.get(id(node), doc), target_loc
 
-    def function(self, node: Any, base: str, loc: str) -> str:
+    def function(self, node: Any, base: str, loc: str, scope: _Scoped) -> str:
         """The name of the generated function checking ``node`` (written once, later)."""
-        key = (id(node), base)
+        key = (id(node), base, id(scope[0]) if scope is not None else 0)
         name = self.functions.get(key)
         if name is None:
             name = self.functions[key] = self.name("f")
-            self.pending.append((name, node, base, loc))
+            self.pending.append((name, node, base, loc, scope))
         return name
 
     # -- schemas --------------------------------------------------------------------------------
@@ -2728,13 +2836,25 @@ class _Compiler:
                 f"schema at {site.loc} must be an object or a boolean, got {_compact(node, 60)}"
             )
         if site.blocks > _MAX_BLOCKS or site.ind > _MAX_INDENT:
-            fn = self.function(node, site.base, site.loc)
+            fn = self.function(node, site.base, site.loc, site.scope)
             self.call(site, site.ind, f"{fn}({site.v})")
             return
-        ident = node.get("$id")
-        if isinstance(ident, str) and not ident.startswith("#"):
-            if not (self.draft == _DRAFT7 and "$ref" in node):
-                site.base = self._join(site.base, ident).partition("#")[0]
+        if "$recursiveRef" in node and self.draft != _DRAFT2019:
+            raise self.error(
+                site.loc,
+                "$recursiveRef",
+                "is draft 2019-09's; say so with"
+                ' "$schema": "https://json-schema.org/draft/2019-09/schema"',
+            )
+        outer = site.base
+        site.base = self._own_base(node, site.base)
+        if (
+            site.scope is None
+            and node.get("$recursiveAnchor") is True
+            and self.draft == _DRAFT2019
+            and (node is self.root or site.base != outer)
+        ):
+            site.scope = (node, outer, site.loc)
         keys = self._keys(node)
         for kw in _REFUSED:
             if kw in keys and not (kw.startswith("unevaluated") and keys[kw] is True):
@@ -2758,7 +2878,14 @@ class _Compiler:
             if guard is not None:
                 self.emit(ind, f"if {_TYPE_TEST[guard].format(v=site.v)}:")
                 inner = _Site(
-                    site.v, site.path, ind + 1, site.blocks, site.loc, site.base, frozenset([guard])
+                    site.v,
+                    site.path,
+                    ind + 1,
+                    site.blocks,
+                    site.loc,
+                    site.base,
+                    frozenset([guard]),
+                    site.scope,
                 )
             else:
                 inner = site
@@ -2784,10 +2911,10 @@ class _Compiler:
         if indent and len(self.lines) == mark:
             self.emit(site.ind + indent, "pass")  # a block whose subschema checks nothing
 
-    def write_function(self, name: str, node: Any, base: str, loc: str) -> None:
+    def write_function(self, name: str, node: Any, base: str, loc: str, scope: _Scoped) -> None:
         self.emit(0, f"def {name}(x):")
         mark = len(self.lines)
-        self.schema(node, _Site("x", (), 1, 0, loc, base, None))
+        self.schema(node, _Site("x", (), 1, 0, loc, base, None, scope))
         if len(self.lines) == mark:
             self.emit(1, "return")
 
@@ -2817,6 +2944,103 @@ class _Compiler:
 # ---------------------------------------------------------------------------------------------
 # Keyword generators: one function per keyword (or group of keywords that act together)
 # ---------------------------------------------------------------------------------------------
+
+
+# What the drafts' metaschemas allow as each keyword's value, checked over the whole schema
+# (unreferenced definitions too) before any code is written.  Annotations (title, description,
+# default, examples, format, content*, readOnly...) are not checked: they change no verdict.
+_COUNTS = frozenset(
+    ["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+     "minContains", "maxContains"]
+)  # fmt: skip
+_LIMITS = frozenset(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"])
+_STRINGS = frozenset(["$ref", "$recursiveRef", "$dynamicRef", "$id", "$schema", "pattern"])
+_ANCHOR = {  # the anchor names each draft allows
+    _DRAFT2019: re.compile(r"[A-Za-z][-A-Za-z0-9.:_]*\Z"),
+    _DRAFT2020: re.compile(r"[A-Za-z_][-A-Za-z0-9._]*\Z"),
+}
+
+
+def _is_count(value: Any) -> bool:
+    """A non-negative integer as the metaschemas mean it (2.0 is one)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return value >= 0 and (isinstance(value, int) or value.is_integer())
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_names(value: Any) -> bool:
+    """An array of unique strings (required, dependentRequired's values)."""
+    return (
+        isinstance(value, list)
+        and all(isinstance(n, str) for n in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _is_schema(value: Any) -> bool:
+    return isinstance(value, (dict, bool))
+
+
+def _keyword_fault(draft: int, kw: str, value: Any) -> str | None:
+    """What the draft's metaschema finds wrong with ``value`` under keyword ``kw``, or None."""
+    if kw in _COUNTS:
+        return None if _is_count(value) else "a non-negative integer"
+    if kw in _LIMITS:
+        if isinstance(value, bool):
+            return "a number (draft 4's boolean form is not supported)"
+        return None if _is_number(value) else "a number"
+    if kw == "multipleOf":
+        return None if _is_number(value) and value > 0 else "a number greater than 0"
+    if kw in _STRINGS:
+        return None if isinstance(value, str) else "a string"
+    if kw in ("uniqueItems", "$recursiveAnchor"):
+        return None if isinstance(value, bool) else "a boolean"
+    if kw == "type":
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list) or not names:
+            return "a type name or a non-empty list of them"
+        for name in names:
+            if name not in _TYPES:
+                return f"type names, and {_compact(name, 60)} is not a JSON Schema type"
+        return None if len(set(names)) == len(names) else "a list of distinct type names"
+    if kw == "enum":
+        return None if isinstance(value, list) else "an array"
+    if kw == "required":
+        return None if _is_names(value) else "an array of distinct strings"
+    if kw in _SCHEMA_MAP:
+        if not isinstance(value, dict):
+            return "an object"
+        if kw == "dependentRequired" and not all(_is_names(v) for v in value.values()):
+            return "an object whose values are arrays of distinct strings"
+        if kw == "dependencies" and not all(_is_names(v) or _is_schema(v) for v in value.values()):
+            return "an object whose values are schemas or arrays of distinct strings"
+        return None  # the schemas in it are checked where they are
+    if kw in ("allOf", "anyOf", "oneOf", "prefixItems"):
+        return None if isinstance(value, list) and value else "a non-empty array of schemas"
+    if kw == "items":
+        if isinstance(value, list) and not value:
+            return "a schema or a non-empty array of schemas"
+        return None
+    if kw in ("$anchor", "$dynamicAnchor"):
+        pattern = _ANCHOR[_DRAFT2019 if draft == _DRAFT2019 else _DRAFT2020]
+        if isinstance(value, str) and pattern.match(value):
+            return None
+        return "an anchor name (a letter or _, then letters, digits, -, . or _)"
+    if kw == "$vocabulary":
+        ok = isinstance(value, dict) and all(isinstance(v, bool) for v in value.values())
+        return None if ok else "an object of booleans"
+    return None
+
+
+def _check_keyword(c: _Compiler, loc: str, kw: str, value: Any) -> None:
+    """Refuse a keyword value the draft's metaschema refuses, naming the keyword and place."""
+    fault = _keyword_fault(c.draft, kw, value)
+    if fault is not None:
+        raise c.error(loc, kw, f"must be {fault}, got {_compact(value, 60)}")
 
 
 def _need(c: _Compiler, site: _Site, kw: str, value: Any, ok: bool, what: str) -> None:
@@ -3104,7 +3328,7 @@ def _gen_property_names(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None
     node = keys["propertyNames"]
     if _is_true(node):
         return
-    fn = c.function(node, site.base, site.loc + "/propertyNames")
+    fn = c.function(node, site.base, site.loc + "/propertyNames", site.scope)
     key = c.name("k")
     c.emit(site.ind, f"for {key} in {site.v}:")
     _key_check(c, site, site.ind + 1, key)
@@ -3192,7 +3416,7 @@ def _gen_contains(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if least == 0 and most is None:
         return
     v, ind = site.v, site.ind
-    fn = c.function(node, site.base, site.loc + "/contains")
+    fn = c.function(node, site.base, site.loc + "/contains", site.scope)
     shown = _compact(node, 80)
     count = c.name("n")
     c.emit(ind, f"{count} = _count({v}, {fn}, {0 if most is not None else least})")
@@ -3226,13 +3450,22 @@ def _schema_list(c: _Compiler, site: _Site, kw: str, keys: dict[str, Any]) -> li
 
 
 def _gen_ref(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
-    """$ref: a call to the target's function (which is how recursion works)."""
-    ref = keys["$ref"]
-    _need(c, site, "$ref", ref, isinstance(ref, str), "a string")
-    node, base, loc = c.resolve(ref, site.base, site.loc)
+    """$ref, and draft 2019-09's $recursiveRef: a call to the target's function (which is how
+    recursion works).  $recursiveRef goes to the outermost resource in the dynamic scope with
+    "$recursiveAnchor": true when its own target has one too; each scope gets its functions."""
+    for kw in ("$ref", "$recursiveRef"):
+        if kw in keys:
+            node, base, loc = c.resolve(keys[kw], site.base, site.loc)
+            if kw == "$recursiveRef" and site.scope is not None:
+                if isinstance(node, dict) and node.get("$recursiveAnchor") is True:
+                    node, base, loc = site.scope
+            _call_schema(c, site, node, base, loc)
+
+
+def _call_schema(c: _Compiler, site: _Site, node: Any, base: str, loc: str) -> None:
     if _is_true(node) and not isinstance(node, dict):
         return
-    fn = c.function(node, base, loc)
+    fn = c.function(node, base, loc, site.scope)
     c.call(site, site.ind, f"{fn}({site.v})")
 
 
@@ -3249,7 +3482,7 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
             continue
         nodes = _schema_list(c, site, kw, keys)
         where = [f"{site.loc}/{kw}/{i}" for i in range(len(nodes))]
-        fns = [c.function(n, site.base, w) for n, w in zip(nodes, where)]
+        fns = [c.function(n, site.base, w, site.scope) for n, w in zip(nodes, where)]
         infos = c.const(
             tuple(
                 (_accepts(c, n, site.base, 0), _shape(c, n, site.base, 0), _plain(n)) for n in nodes
@@ -3261,7 +3494,7 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
 def _gen_not(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """not: the value must fail the subschema."""
     node = keys["not"]
-    fn = c.function(node, site.base, site.loc + "/not")
+    fn = c.function(node, site.base, site.loc + "/not", site.scope)
     c.call(site, site.ind, f"_not({site.v}, {fn}, {_compact(node, 80)!r})")
 
 
@@ -3270,7 +3503,7 @@ def _gen_if(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     then, orelse = keys.get("then", True), keys.get("else", True)
     if "if" not in keys or (_is_true(then) and _is_true(orelse)):
         return
-    fn = c.function(keys["if"], site.base, site.loc + "/if")
+    fn = c.function(keys["if"], site.base, site.loc + "/if", site.scope)
     ind = site.ind
     c.emit(ind, "try:")
     c.emit(ind + 1, f"{fn}({site.v})")
@@ -3299,7 +3532,7 @@ _KEYWORDS: list[tuple[tuple[str, ...], str | None, _Generator]] = [
     (("minItems", "maxItems", "uniqueItems"), "array", _gen_array_size),
     (("prefixItems", "items", "additionalItems"), "array", _gen_items),
     (("contains",), "array", _gen_contains),
-    (("$ref",), None, _gen_ref),
+    (("$ref", "$recursiveRef"), None, _gen_ref),
     (("allOf",), None, _gen_all_of),
     (("anyOf", "oneOf"), None, _gen_any_of),
     (("not",), None, _gen_not),
@@ -3637,7 +3870,7 @@ def _compile(schema: Any) -> Callable[[object], None]:
         if found is None:
             raise SchemaError(
                 f'schema keyword "$schema" at #: {_compact(uri, 80)} is not supported'
-                " (draft 2020-12 and draft 7 are)"
+                " (drafts 2020-12, 2019-09, 7 and 6 are)"
             )
         draft = found
     try:
