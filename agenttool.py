@@ -2466,14 +2466,14 @@ _SCHEMA_URIS = {
 _ONLY_2020 = frozenset(  # unknown keywords to drafts 6 and 7, so ignored there
     ["prefixItems", "dependentRequired", "dependentSchemas", "minContains", "maxContains",
      "$anchor", "$dynamicAnchor", "$dynamicRef", "unevaluatedProperties", "unevaluatedItems",
-     "$defs", "$recursiveAnchor"]
+     "$defs", "$recursiveAnchor", "$vocabulary"]
 )  # fmt: skip
 # The keywords each draft does not know (ignored there, as unknown keywords are).
 _UNKNOWN = {
     _DRAFT6: _ONLY_2020 | {"if", "then", "else"},
     _DRAFT7: _ONLY_2020,
     _DRAFT2019: frozenset(["prefixItems", "$dynamicAnchor", "$dynamicRef"]),
-    _DRAFT2020: frozenset(["$recursiveAnchor"]),
+    _DRAFT2020: frozenset(),
 }
 _REFUSED = ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef")
 _ROOT_BASE = "https://agenttool.invalid/schema.json"  # the base URI of a root without $id
@@ -2839,13 +2839,6 @@ class _Compiler:
             fn = self.function(node, site.base, site.loc, site.scope)
             self.call(site, site.ind, f"{fn}({site.v})")
             return
-        if "$recursiveRef" in node and self.draft != _DRAFT2019:
-            raise self.error(
-                site.loc,
-                "$recursiveRef",
-                "is draft 2019-09's; say so with"
-                ' "$schema": "https://json-schema.org/draft/2019-09/schema"',
-            )
         outer = site.base
         site.base = self._own_base(node, site.base)
         if (
@@ -2997,7 +2990,7 @@ def _keyword_fault(draft: int, kw: str, value: Any) -> str | None:
         return None if _is_number(value) and value > 0 else "a number greater than 0"
     if kw in _STRINGS:
         return None if isinstance(value, str) else "a string"
-    if kw in ("uniqueItems", "$recursiveAnchor"):
+    if kw == "uniqueItems" or (kw == "$recursiveAnchor" and draft == _DRAFT2019):
         return None if isinstance(value, bool) else "a boolean"
     if kw == "type":
         names = [value] if isinstance(value, str) else value
@@ -3011,11 +3004,12 @@ def _keyword_fault(draft: int, kw: str, value: Any) -> str | None:
         return None if isinstance(value, list) else "an array"
     if kw == "required":
         return None if _is_names(value) else "an array of distinct strings"
+    if kw == "dependentRequired":
+        ok = isinstance(value, dict) and all(_is_names(v) for v in value.values())
+        return None if ok else "an object whose values are arrays of distinct strings"
     if kw in _SCHEMA_MAP:
         if not isinstance(value, dict):
             return "an object"
-        if kw == "dependentRequired" and not all(_is_names(v) for v in value.values()):
-            return "an object whose values are arrays of distinct strings"
         if kw == "dependencies" and not all(_is_names(v) or _is_schema(v) for v in value.values()):
             return "an object whose values are schemas or arrays of distinct strings"
         return None  # the schemas in it are checked where they are
@@ -3025,7 +3019,7 @@ def _keyword_fault(draft: int, kw: str, value: Any) -> str | None:
         if isinstance(value, list) and not value:
             return "a schema or a non-empty array of schemas"
         return None
-    if kw in ("$anchor", "$dynamicAnchor"):
+    if kw in ("$anchor", "$dynamicAnchor", "$recursiveAnchor"):  # the last: 2020-12's form
         pattern = _ANCHOR[_DRAFT2019 if draft == _DRAFT2019 else _DRAFT2020]
         if isinstance(value, str) and pattern.match(value):
             return None
@@ -3038,6 +3032,13 @@ def _keyword_fault(draft: int, kw: str, value: Any) -> str | None:
 
 def _check_keyword(c: _Compiler, loc: str, kw: str, value: Any) -> None:
     """Refuse a keyword value the draft's metaschema refuses, naming the keyword and place."""
+    if kw == "$recursiveRef" and c.draft != _DRAFT2019:
+        raise c.error(
+            loc,
+            kw,
+            "is draft 2019-09's; say so with"
+            ' "$schema": "https://json-schema.org/draft/2019-09/schema"',
+        )
     fault = _keyword_fault(c.draft, kw, value)
     if fault is not None:
         raise c.error(loc, kw, f"must be {fault}, got {_compact(value, 60)}")

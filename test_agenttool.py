@@ -4749,5 +4749,147 @@ class TestDecimalMultipleOf(unittest.TestCase):
         )
 
 
+class TestCyclesWithoutInput(unittest.TestCase):
+    """A cycle of subschemas applied to the same value is refused when compiled."""
+
+    def refused(self, schema: Any, *needles: str) -> None:
+        message = schema_error_of(schema)
+        self.assertIn("consumes no input", message)
+        for needle in needles:
+            self.assertIn(needle, message)
+
+    def test_ref_cycles(self) -> None:
+        self.refused({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}, "#/$defs/a")
+        self.refused({"$ref": "#"}, '"$ref" at #')
+        two = {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}
+        self.refused(two, "#/$defs/a -> #/$defs/b")
+        self.refused({"$defs": {"a": {"$ref": "#/$defs/a"}}})  # unreferenced, still refused
+
+    def test_through_other_in_place_keywords(self) -> None:
+        self.refused({"allOf": [{"$ref": "#"}]}, '"$ref"')
+        self.refused({"anyOf": [{"type": "string"}, {"$ref": "#"}]})
+        self.refused({"not": {"$ref": "#"}})
+        self.refused({"if": {"$ref": "#"}})
+        self.refused({"if": {"type": "string"}, "then": {"$ref": "#"}})
+        self.refused({"dependentSchemas": {"a": {"$ref": "#"}}})
+        self.refused({"properties": {"p": {"oneOf": [{"$ref": "#/properties/p"}]}}})
+        anchored = {"$defs": {"x": {"$anchor": "x", "allOf": [{"$ref": "#x"}]}}}
+        self.refused(anchored)
+        by_id = {"$id": "https://e.com/r", "$defs": {"y": {"$id": "y", "$ref": "r"}}, "$ref": "y"}
+        self.refused(by_id)
+        draft7 = {"$schema": DRAFT7, "definitions": {"a": {"$ref": "#/definitions/a"}}}
+        self.refused(draft7)
+
+    def test_recursion_through_values_still_compiles(self) -> None:
+        tree = {"type": "object", "properties": {"kids": {"items": {"$ref": "#"}}}}
+        self.assertEqual(error_of(tree, {"kids": [{"kids": []}]}), "")
+        self.assertTrue(error_of(tree, {"kids": [{"kids": [5]}]}))
+        for consuming in ("additionalProperties", "propertyNames", "contains", "items"):
+            self.assertEqual(schema_error_of({consuming: {"$ref": "#"}}), "", consuming)
+        # then/else without if are not applied: no cycle
+        self.assertEqual(schema_error_of({"then": {"$ref": "#"}}), "")
+
+
+# Malformed values for every keyword the validator checks (systematically: every keyword gets
+# every bad value), compared with jsonschema's metaschema check in each draft.
+KEYWORD_VALUES: list[Any] = [
+    None, True, False, 0, 1, -1, 1.5, 2.0, -2.0, "", "s", "string", [], ["a"], ["a", "a"],
+    ["string", "string"], ["string", "null"], [1], [{}], [True], {}, {"a": "b"}, {"a": ["b"]},
+    {"a": ["b", "b"]}, {"a": {}}, {"a": 5}, {"a": True}, "a b", "_x", "#frag", "x:y",
+]  # fmt: skip
+CHECKED_KEYWORDS = [
+    "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum", "maxLength", "minLength", "maxItems", "minItems", "uniqueItems",
+    "maxContains", "minContains", "maxProperties", "minProperties", "required",
+    "dependentRequired", "dependencies", "properties", "additionalProperties", "propertyNames",
+    "dependentSchemas", "items", "prefixItems", "additionalItems", "contains", "allOf", "anyOf",
+    "oneOf", "not", "if", "then", "else", "$defs", "definitions", "$anchor", "$recursiveAnchor",
+    "$vocabulary", "pattern",
+]  # fmt: skip
+
+
+@needs(jsonschema is not None, "jsonschema is not installed")
+class TestMalformedSchemas(unittest.TestCase):
+    """A keyword value the draft's metaschema refuses is refused, naming keyword and place."""
+
+    def test_the_issue_cases(self) -> None:
+        for schema, kw in (
+            ({"dependentRequired": {"a": "b"}}, "dependentRequired"),
+            ({"minimum": None}, "minimum"),
+            ({"if": 5}, "#/if"),
+            ({"$defs": 5}, "$defs"),
+            ({"$defs": {"unused": {"minLength": -1}}}, "#/$defs/unused"),
+            ({"required": ["a", "a"]}, "required"),
+            ({"type": ["string", "string"]}, "type"),
+            ({"properties": {"a": {"maxItems": 1.5}}}, "#/properties/a"),
+        ):
+            message = schema_error_of(schema)
+            self.assertIn(kw, message, schema)
+
+    def test_recursive_ref_is_not_ignored(self) -> None:
+        self.assertIn("2019-09", schema_error_of({"$recursiveRef": "#"}))
+        self.assertIn("2019-09", schema_error_of({"$schema": DRAFT7, "$recursiveRef": "#"}))
+
+    def test_against_the_metaschemas(self) -> None:
+        drafts = {
+            "https://json-schema.org/draft/2020-12/schema": jsonschema.Draft202012Validator,
+            DRAFT2019: jsonschema.Draft201909Validator,
+            DRAFT7: jsonschema.Draft7Validator,
+            DRAFT6: jsonschema.Draft6Validator,
+        }
+        compared = 0
+        for uri, meta in drafts.items():
+            for kw in CHECKED_KEYWORDS:
+                for value in KEYWORD_VALUES:
+                    if "2020" in uri and (kw == "additionalItems" or kw == "items" and value):
+                        continue  # draft 7's spellings, honoured under 2020-12 too
+                    if kw == "$recursiveAnchor" and value is True and "2019" in uri:
+                        continue  # needs $id beside it to mean anything; covered elsewhere
+                    schema = {"$schema": uri, kw: value}
+                    theirs = meta(meta.META_SCHEMA).is_valid(schema)
+                    ours = schema_error_of(schema)
+                    self.assertEqual(ours == "", theirs, f"{schema}: {ours}")
+                    if ours:
+                        self.assertIn(kw, ours)
+                    compared += 1
+        self.assertGreater(compared, 4000)
+
+
+class TestMoreDrafts(unittest.TestCase):
+    def test_draft6_uris_with_and_without_the_hash(self) -> None:
+        for uri in (DRAFT6, DRAFT6.rstrip("#"), "https://json-schema.org/draft-06/schema#"):
+            schema = {"$schema": uri, "if": {"type": "string"}, "then": False}
+            self.assertEqual(error_of(schema, "s"), "")  # if/then are unknown to draft 6
+            self.assertTrue(error_of({"$schema": uri, "exclusiveMinimum": 1}, 1))
+
+    def test_draft2019_09_recursive_ref(self) -> None:
+        tree = {
+            "$schema": DRAFT2019,
+            "$id": "https://example.com/tree",
+            "$recursiveAnchor": True,
+            "type": "object",
+            "properties": {"kids": {"type": "array", "items": {"$recursiveRef": "#"}}},
+        }
+        strict_tree = {
+            "$schema": DRAFT2019,
+            "$id": "https://example.com/strict",
+            "$recursiveAnchor": True,
+            "$ref": "tree",
+            "unevaluatedProperties": True,
+            "required": ["name"],
+            "$defs": {"tree": tree},
+        }
+        self.assertEqual(error_of(tree, {"kids": [{"kids": []}]}), "")
+        self.assertEqual(error_of(strict_tree, {"name": 1, "kids": [{"name": 2}]}), "")
+        self.assertEqual(
+            error_of(strict_tree, {"name": 1, "kids": [{"kids": []}]}),
+            'invalid arguments: kids[0]: missing required property "name"',
+        )
+        self.assertEqual(error_of({"$schema": DRAFT2019, "prefixItems": [False]}, [1]), "")
+
+    def test_unknown_schema_uris_name_the_drafts(self) -> None:
+        self.assertIn("2019-09", schema_error_of({"$schema": "http://json-schema.org/schema#"}))
+
+
 if __name__ == "__main__":
     unittest.main()
