@@ -2123,7 +2123,7 @@ def _quote(s: str, limit: int = _QUOTE_LIMIT) -> str:
     more = len(s) - limit
     text = json.dumps(s[: limit - 3] if more > 0 else s, ensure_ascii=False)
     if more > 0:
-        text = f"{text[:-1]}...\" ({more + 3} more characters)"
+        text = f'{text[:-1]}..." ({more + 3} more characters)'
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -2315,17 +2315,15 @@ def _m_required(obj: Any, names: tuple[str, ...]) -> str:
 
 def _m_dependent(obj: Any, names: tuple[str, ...], when: str) -> str:
     missing = next(n for n in names if n not in obj)
-    return (
-        f"missing required property {_quote(missing)} (required when {_quote(when)} is present)"
-    )
+    return f"missing required property {_quote(missing)} (required when {_quote(when)} is present)"
 
 
 def _first_extra(obj: Any, known: Callable[[str], bool]) -> object | None:
     """The unexpected key reported: a key that is not a string first, else the least."""
-    for key in obj:
-        if not isinstance(key, str):
-            return key
-    extras = [k for k in obj if not known(k)]
+    odd: list[object] = [k for k in obj if not isinstance(k, str)]
+    if odd:
+        return odd[0]
+    extras: list[str] = [k for k in obj if not known(k)]
     return min(extras) if extras else None
 
 
@@ -2959,10 +2957,6 @@ def _is_count(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     return value >= 0 and (isinstance(value, int) or value.is_integer())
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _is_names(value: Any) -> bool:
@@ -3857,7 +3851,9 @@ def _refuse_not_json(value: Any, loc: str) -> None:
         for i, sub in enumerate(value):
             _refuse_not_json(sub, f"{loc}/{i}")
     else:
-        kind = "a tuple (JSON arrays are lists)" if isinstance(value, tuple) else type(value).__name__
+        kind = (
+            "a tuple (JSON arrays are lists)" if isinstance(value, tuple) else type(value).__name__
+        )
         raise SchemaError(f"schema at {loc}: {kind} is not JSON")
 
 

@@ -118,6 +118,7 @@ def needs(present: bool, reason: str) -> Callable[[Any], Any]:
 
     return failing
 
+
 # =============================================================================================
 # The validator: JSON-Schema-Test-Suite, messages, JSON truths, a second opinion
 # =============================================================================================
