@@ -2038,7 +2038,7 @@ def decode(type_or_function: Any, value: Any, *, strict: bool = False) -> Any:
 # ---------------------------------------------------------------------------------------------
 # JSON Schema validation
 #
-# validator(schema) compiles a JSON Schema (draft 2020-12 or draft 7) once into a Validator whose
+# validator(schema) compiles a JSON Schema (2020-12, 2019-09, 7 or 6) once into a Validator whose
 # validate(value) and validate_json(text) raise ValidationError(path, msg).  Each keyword writes
 # a few lines of Python through its generator (_KEYWORDS, the table from keyword to generator);
 # the whole schema becomes one module of source that compile() turns into functions, like
@@ -2047,20 +2047,28 @@ def decode(type_or_function: Any, value: Any, *, strict: bool = False) -> Any:
 #
 # Decisions, stated once:
 # - Drafts: no $schema means 2020-12, also honouring draft 7's spellings (items as an array with
-#   additionalItems, dependencies, definitions).  The draft 7 URI (http or https, with or
-#   without "#") selects draft 7: $ref hides its siblings and 2020-12-only keywords are ignored.
-#   The 2020-12 URI selects 2020-12; any other $schema is a SchemaError.
-# - Refused when compiled, with a SchemaError naming the keyword and its place: unevaluated-
-#   Properties and unevaluatedItems (unless true), $dynamicRef, a $ref outside the document or
-#   that does not resolve, an unknown type name ('"strng" is not a JSON Schema type', checked
-#   here rather than at validation time), a keyword value of the wrong type, an invalid
-#   pattern, draft 4's boolean exclusiveMinimum/exclusiveMaximum.
+#   additionalItems, dependencies, definitions).  The URIs of drafts 2020-12, 2019-09, 7 and 6
+#   (http or https, with or without "#") select that draft: each ignores the keywords it does
+#   not know (_UNKNOWN); in 7 and 6 $ref hides its siblings; 2019-09 has $recursiveRef (a
+#   function per dynamic scope, _Site.scope).  Any other $schema is a SchemaError.
+# - Refused when compiled, with a SchemaError naming the keyword and its place: a schema that
+#   is not JSON (a tuple, a key that is not a string: the cache is keyed by the JSON text, so
+#   one answer per schema), a keyword value the draft's metaschema refuses anywhere in the
+#   schema (_keyword_fault: an unknown type name, a negative count, draft 4's boolean
+#   exclusiveMinimum...), a cycle of subschemas applied to the same value (_refuse_cycles),
+#   unevaluatedProperties and unevaluatedItems (unless true), $dynamicRef, $recursiveRef
+#   outside 2019-09, a $ref outside the document or that does not resolve, an invalid pattern.
 # - Ignored, as the specification says: annotations (title, description, default, examples,
 #   $comment, format, content*, readOnly...), $vocabulary and unknown keywords.
 # - JSON truths: true is not a number, 1.0 is an integer, enum/const/uniqueItems use JSON
 #   equality (1 == 1.0 but true != 1), lengths count code points, a tuple is an array.
 #   pattern is an ECMA-262 regex run with re.search: \d \w \b are ASCII, \s is ECMA's
 #   whitespace, $ is the very end, \p{L} is a letter; other \p{..} are refused.
+# - JSON text (_loads, also for tool arguments): NaN, Infinity, 1e400 and a key written twice
+#   are refused; an integer over Python's digit limit is refused in JSON terms.  A key that is
+#   not a string (from Python) is refused wherever checking looks at keys.
+# - Messages stay within about 2 KB: what they quote is cut (_quote, _listing, _format_path),
+#   saying how much was left out, and lone surrogates are escaped.
 # - Nesting: validate_json reports "nesting too deep" when the parser gives up; validate
 #   reports it wherever checking walks deeper than the recursion limit.  A schema that does not
 #   look inside a value ({} or true) accepts it without walking it.
