@@ -2817,6 +2817,8 @@ class _Compiler:
             target_loc = uri
         else:
             raise self.error(loc, "$ref", f"{_compact(ref)} does not resolve")
+        if id(node) not in self.bases:  # somewhere no keyword puts a schema: checked now
+            self._index(node, doc, target_loc, False)
         return node, self.bases.get(id(node), doc), target_loc
 
     def function(self, node: Any, base: str, loc: str, scope: _Scoped) -> str:
@@ -3046,28 +3048,14 @@ def _check_keyword(c: _Compiler, loc: str, kw: str, value: Any) -> None:
         raise c.error(loc, kw, f"must be {fault}, got {_compact(value, 60)}")
 
 
-def _need(c: _Compiler, site: _Site, kw: str, value: Any, ok: bool, what: str) -> None:
-    if not ok:
-        raise c.error(site.loc, kw, f"must be {what}, got {_compact(value, 60)}")
+# The generators below write code for values _check_keyword has already accepted.
 
 
-def _count_kw(c: _Compiler, site: _Site, keys: dict[str, Any], kw: str) -> int | None:
+def _count_kw(keys: dict[str, Any], kw: str) -> int | None:
     value = keys.get(kw)
     if value is None:
         return None
-    ok = (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, float) and value.is_integer()
-    )
-    _need(c, site, kw, value, ok and value >= 0, "a non-negative integer")
     return min(int(value), sys.maxsize)  # no length is longer; keeps the source short
-
-
-def _number_kw(c: _Compiler, site: _Site, keys: dict[str, Any], kw: str) -> Any:
-    value = keys.get(kw)
-    if value is not None:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        _need(c, site, kw, value, ok, "a number (draft 4's boolean form is not supported)")
-    return value
 
 
 def _gen_type(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
@@ -3077,25 +3065,12 @@ def _gen_type(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if "type" in keys:
         raw = keys["type"]
         types = [raw] if isinstance(raw, str) else raw
-        _need(
-            c,
-            site,
-            "type",
-            raw,
-            isinstance(types, list) and len(types) > 0,
-            "a type name or a non-empty list of them",
-        )
-        assert types is not None
-        for t in types:
-            if t not in _TYPES:
-                raise c.error(site.loc, "type", f"{_compact(t, 60)} is not a JSON Schema type")
         names = repr(_join_or(list(types)))
         if "null" not in types and ("enum" in keys or "const" in keys):
             c.emit(ind, f"if {v} is None:")
             c.fail(site, ind + 1, f"_m_type({v}, {names})")
     if "enum" in keys:
         members = keys["enum"]
-        _need(c, site, "enum", members, isinstance(members, list), "an array")
         listed = repr(_listing(members))
         allowed = c.const(frozenset(_canon(m) for m in members))
         c.emit(ind, f"if not ({v} in {allowed} if type({v}) is str else _canon({v}) in {allowed}):")
@@ -3117,13 +3092,12 @@ def _gen_string(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minLength, maxLength (in code points) and pattern (ECMA-262, searched)."""
     v, ind = site.v, site.ind
     for kw, op, least in (("minLength", "<", True), ("maxLength", ">", False)):
-        n = _count_kw(c, site, keys, kw)
+        n = _count_kw(keys, kw)
         if n is not None:
             c.emit(ind, f"if len({v}) {op} {n}:")
             c.fail(site, ind + 1, f"_m_len({v}, {least}, {n}, 'character')")
     if "pattern" in keys:
         source = keys["pattern"]
-        _need(c, site, "pattern", source, isinstance(source, str), "a string")
         search = c.const(_regex(c, site, "pattern", source).search)
         msg = f"expected a string matching {_quote(source)}, got "
         c.emit(ind, f"if {search}({v}) is None:")
@@ -3140,13 +3114,12 @@ def _gen_number(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         ("maximum", ">", "<="),
         ("exclusiveMaximum", ">=", "<"),
     ):
-        limit = _number_kw(c, site, keys, kw)
+        limit = keys.get(kw)
         if limit is not None:
             c.emit(ind, f"if {v} {fails} {c.literal(limit)}:")
             c.fail(site, ind + 1, f"_m_min({v}, {op!r}, {_number_text(limit)!r})")
-    m = _number_kw(c, site, keys, "multipleOf")
+    m = keys.get("multipleOf")
     if m is not None:
-        _need(c, site, "multipleOf", m, m > 0, "a number greater than 0")
         if isinstance(m, float) and m.is_integer() and abs(m) < 2**63:
             m = int(m)
         msg = repr(f"expected a multiple of {_number_text(m)}, got ")
@@ -3192,12 +3165,6 @@ def _decimal_multiple(c: _Compiler, v: str, m: float) -> str:
     )
 
 
-def _names(c: _Compiler, site: _Site, kw: str, value: Any) -> tuple[str, ...]:
-    ok = isinstance(value, list) and all(isinstance(n, str) for n in value)
-    _need(c, site, kw, value, ok, "an array of strings")
-    return tuple(value)
-
-
 def _has_all(c: _Compiler, v: str, names: tuple[str, ...]) -> str:
     """An expression true when the object in ``v`` has every one of ``names``."""
     if len(names) <= 4:
@@ -3209,20 +3176,16 @@ def _gen_required(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """required, reported in the list's order; then dependentRequired and array dependencies."""
     v, ind = site.v, site.ind
     if "required" in keys:
-        names = _names(c, site, "required", keys["required"])
+        names = tuple(keys["required"])
         if names:
             c.emit(ind, f"if not ({_has_all(c, v, names)}):")
             c.fail(site, ind + 1, f"_m_required({v}, {names!r})")
             site.present = frozenset(names)
-    deps: list[tuple[str, Any]] = []
     for kw in ("dependentRequired", "dependencies"):
-        table = keys.get(kw)
-        if table is not None:
-            _need(c, site, kw, table, isinstance(table, dict), "an object")
-            deps.extend((kw, item) for item in table.items() if isinstance(item[1], list))
-    for kw, (when, needed) in deps:
-        names = _names(c, site, kw, needed)
-        if names:
+        for when, needed in keys.get(kw, {}).items():
+            names = tuple(needed) if isinstance(needed, list) else ()
+            if not names:
+                continue
             c.emit(ind, f"if {when!r} in {v} and not ({_has_all(c, v, names)}):")
             c.fail(site, ind + 1, f"_m_dependent({v}, {names!r}, {when!r})")
 
@@ -3230,7 +3193,7 @@ def _gen_required(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
 def _gen_size(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minProperties, maxProperties."""
     for kw, op, least in (("minProperties", "<", True), ("maxProperties", ">", False)):
-        n = _count_kw(c, site, keys, kw)
+        n = _count_kw(keys, kw)
         if n is not None:
             c.emit(site.ind, f"if len({site.v}) {op} {n}:")
             c.fail(site, site.ind + 1, f"_m_len({site.v}, {least}, {n}, 'property')")
@@ -3245,8 +3208,6 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     v, ind, loc = site.v, site.ind, site.loc
     props = keys.get("properties", {})
     patterns = keys.get("patternProperties", {})
-    _need(c, site, "properties", props, isinstance(props, dict), "an object")
-    _need(c, site, "patternProperties", patterns, isinstance(patterns, dict), "an object")
     extra = keys.get("additionalProperties", True)
     regexes = [
         (c.const(_regex(c, site, "patternProperties", p).search), p, s) for p, s in patterns.items()
@@ -3347,7 +3308,6 @@ def _gen_dependent_schemas(c: _Compiler, site: _Site, keys: dict[str, Any]) -> N
         table = keys.get(kw)
         if table is None:
             continue
-        _need(c, site, kw, table, isinstance(table, dict), "an object")
         for when, node in table.items():
             if isinstance(node, list) or _is_true(node):
                 continue
@@ -3360,16 +3320,13 @@ def _gen_array_size(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minItems, maxItems, uniqueItems."""
     v, ind = site.v, site.ind
     for kw, op, least in (("minItems", "<", True), ("maxItems", ">", False)):
-        n = _count_kw(c, site, keys, kw)
+        n = _count_kw(keys, kw)
         if n is not None:
             c.emit(ind, f"if len({v}) {op} {n}:")
             c.fail(site, ind + 1, f"_m_len({v}, {least}, {n}, 'item')")
-    unique = keys.get("uniqueItems")
-    if unique is not None:
-        _need(c, site, "uniqueItems", unique, isinstance(unique, bool), "a boolean")
-        if unique:
-            c.emit(ind, f"if len({v}) > 1 and _dup({v}) is not None:")
-            c.fail(site, ind + 1, f"_m_dup({v})")
+    if keys.get("uniqueItems"):
+        c.emit(ind, f"if len({v}) > 1 and _dup({v}) is not None:")
+        c.fail(site, ind + 1, f"_m_dup({v})")
 
 
 def _gen_items(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
@@ -3386,7 +3343,6 @@ def _gen_items(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     else:
         prefix = keys.get("prefixItems", [])
         rest, rest_kw = items, "items"
-    _need(c, site, prefix_kw, prefix, isinstance(prefix, list), "an array of schemas")
     for i, node in enumerate(prefix):
         if _is_true(node):
             continue
@@ -3413,8 +3369,8 @@ def _gen_contains(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if "contains" not in keys:
         return
     node = keys["contains"]
-    least = _count_kw(c, site, keys, "minContains")
-    most = _count_kw(c, site, keys, "maxContains")
+    least = _count_kw(keys, "minContains")
+    most = _count_kw(keys, "maxContains")
     least = 1 if least is None else least
     if least == 0 and most is None:
         return
@@ -3439,19 +3395,6 @@ def _gen_contains(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         )
 
 
-def _schema_list(c: _Compiler, site: _Site, kw: str, keys: dict[str, Any]) -> list[Any]:
-    value = keys[kw]
-    _need(
-        c,
-        site,
-        kw,
-        value,
-        isinstance(value, list) and len(value) > 0,
-        "a non-empty array of schemas",
-    )
-    return list(value)
-
-
 def _gen_ref(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """$ref, and draft 2019-09's $recursiveRef: a call to the target's function (which is how
     recursion works).  $recursiveRef goes to the outermost resource in the dynamic scope with
@@ -3474,7 +3417,7 @@ def _call_schema(c: _Compiler, site: _Site, node: Any, base: str, loc: str) -> N
 
 def _gen_all_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """allOf: every subschema written in place."""
-    for i, node in enumerate(_schema_list(c, site, "allOf", keys)):
+    for i, node in enumerate(keys["allOf"]):
         c.sub(node, site, site.v, None, f"{site.loc}/allOf/{i}")
 
 
@@ -3483,7 +3426,7 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     for kw, helper in (("anyOf", "_any_of"), ("oneOf", "_one_of")):
         if kw not in keys:
             continue
-        nodes = _schema_list(c, site, kw, keys)
+        nodes = list(keys[kw])
         where = [f"{site.loc}/{kw}/{i}" for i in range(len(nodes))]
         fns = [c.function(n, site.base, w, site.scope) for n, w in zip(nodes, where)]
         infos = c.const(

@@ -846,7 +846,7 @@ if st is not None:
                 "additionalProperties": inner,
                 "propertyNames": st.just({"maxLength": 3}),
                 "items": inner,
-                "prefixItems": st.lists(inner, max_size=2),
+                "prefixItems": st.lists(inner, min_size=1, max_size=2),
                 "contains": inner,
                 "minContains": st.integers(0, 2),
                 "maxContains": st.integers(0, 2),
