@@ -3765,7 +3765,10 @@ def validator(schema: dict[str, Any] | bool) -> Validator:
     check = _CACHE.get(key) if key is not None else None
     if check is None:
         if key is None:
-            _refuse_not_json(schema, "#")
+            try:
+                _refuse_not_json(schema, "#")
+            except RecursionError:
+                raise SchemaError("schema nested too deeply to compile") from None
         check = _compile(schema)
         if key is not None:
             if len(_CACHE) >= _CACHE_SIZE:

@@ -4639,6 +4639,10 @@ class TestNonJsonKeys(unittest.TestCase):
         self.assertIn("#/const", schema_error_of({"const": {(1, 2): 1}}))
         self.assertIn("not JSON", schema_error_of({"const": {1, 2}}))
         self.assertIn("not JSON", schema_error_of({"maximum": float("inf")}))
+        deep: Any = {"items": (1,)}
+        for _ in range(100_000):
+            deep = {"items": deep}
+        self.assertIn("nested too deeply", schema_error_of(deep))
 
     def test_one_answer_per_schema_whatever_compiled_before(self) -> None:
         self.assertIn("#/enum", schema_error_of({"enum": (1, 2)}))
