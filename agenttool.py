@@ -2602,7 +2602,7 @@ class _Compiler:
     # -- errors and small emitters ------------------------------------------------------------
 
     def error(self, loc: str, keyword: str, msg: str) -> SchemaError:
-        return SchemaError(f'schema keyword "{keyword}" at {loc}: {msg}')
+        return SchemaError(f'schema keyword "{keyword}" at {_cut(loc, _PATH_LIMIT)}: {msg}')
 
     def name(self, prefix: str) -> str:
         self.counter += 1
@@ -2679,7 +2679,8 @@ class _Compiler:
         if not isinstance(node, dict):
             if node is not True and node is not False:
                 raise SchemaError(
-                    f"schema at {loc} must be an object or a boolean, got {_compact(node, 60)}"
+                    f"schema at {_cut(loc, _PATH_LIMIT)} must be an object or a boolean,"
+                    f" got {_compact(node, 60)}"
                 )
             return
         for kw, value in node.items():
@@ -2841,7 +2842,8 @@ class _Compiler:
             return
         if not isinstance(node, dict):
             raise SchemaError(
-                f"schema at {site.loc} must be an object or a boolean, got {_compact(node, 60)}"
+                f"schema at {_cut(site.loc, _PATH_LIMIT)} must be an object or a boolean,"
+                f" got {_compact(node, 60)}"
             )
         if site.blocks > _MAX_BLOCKS or site.ind > _MAX_INDENT:
             fn = self.function(node, site.base, site.loc, site.scope)
@@ -3792,13 +3794,15 @@ def _refuse_not_json(value: Any, loc: str) -> None:
         return
     if isinstance(value, float):
         if not _is_finite(value):
-            raise SchemaError(f"schema at {loc}: {value!r} is not JSON (not a finite number)")
+            raise SchemaError(
+                f"schema at {_cut(loc, _PATH_LIMIT)}: {value!r} is not JSON (not a finite number)"
+            )
     elif isinstance(value, dict):
         for key, sub in value.items():
             if not isinstance(key, str):
                 raise SchemaError(
-                    f"schema at {loc}: property name {_compact(key, 60)} is not a string;"
-                    " a schema must be JSON"
+                    f"schema at {_cut(loc, _PATH_LIMIT)}: property name {_compact(key, 60)}"
+                    " is not a string; a schema must be JSON"
                 )
             _refuse_not_json(sub, loc + "/" + _pointer_escape(key))
     elif isinstance(value, list):
@@ -3808,7 +3812,7 @@ def _refuse_not_json(value: Any, loc: str) -> None:
         kind = (
             "a tuple (JSON arrays are lists)" if isinstance(value, tuple) else type(value).__name__
         )
-        raise SchemaError(f"schema at {loc}: {kind} is not JSON")
+        raise SchemaError(f"schema at {_cut(loc, _PATH_LIMIT)}: {kind} is not JSON")
 
 
 def _compile(schema: Any) -> Callable[[object], None]:

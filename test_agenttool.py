@@ -286,6 +286,11 @@ class TestSuite(unittest.TestCase):
         for pattern, reason in SKIP_FILES.items():
             if pattern.endswith("*"):
                 skipped.append(f"{pattern}: {reason}")
+            elif not os.path.exists(os.path.join(SUITE, pattern)):
+                failures.append(f"{pattern}: listed as skipped, no such file")
+        for name, description in SKIP_CASES:
+            if not any(line.startswith(f"{name} | {description}:") for line in skipped):
+                failures.append(f"{name} | {description}: listed as skipped, no such case")
         print(
             f"\nJSON-Schema-Test-Suite: {passed} tests passed, {len(failures)} failed,"
             f" {len(skipped)} files or cases skipped:",
@@ -4711,6 +4716,20 @@ class TestBoundedMessages(unittest.TestCase):
         self.bounded({"not": {"const": "n" * 100_000}}, "n" * 100_000)
         self.bounded({"anyOf": [{"type": "string"}] * 1000}, 1)
         self.bounded({"dependentRequired": {"d" * 100_000: ["e" * 100_000]}}, {"d" * 100_000: 1})
+
+    def test_schema_errors_too(self) -> None:
+        huge = "p" * 1_000_000
+        for schema in (
+            {"properties": {huge: {"minLength": -1}}},
+            {"properties": {huge: 5}},
+            {"$defs": {huge: {"$ref": "#/$defs/" + huge}}},
+            {"const": {huge: (1,)}},
+            {"$ref": "#/$defs/" + huge},
+            {"enum": [huge], "type": huge},
+        ):
+            message = schema_error_of(schema)
+            self.assertTrue(message, "compiled")
+            self.assertLess(len(message), 2048, message[:300])
 
 
 class TestDecimalMultipleOf(unittest.TestCase):
