@@ -4803,6 +4803,15 @@ class TestCyclesWithoutInput(unittest.TestCase):
         self.refused(by_id)
         draft7 = {"$schema": DRAFT7, "definitions": {"a": {"$ref": "#/definitions/a"}}}
         self.refused(draft7)
+        self.refused(
+            {
+                "$ref": "#/x-vendor/a",
+                "x-vendor": {
+                    "a": {"$ref": "#/x-vendor/b"},
+                    "b": {"properties": {"p": {"$ref": "#/x-vendor/b/properties/p"}}},
+                },
+            }
+        )
 
     def test_recursion_through_values_still_compiles(self) -> None:
         tree = {"type": "object", "properties": {"kids": {"items": {"$ref": "#"}}}}
@@ -4846,6 +4855,16 @@ class TestMalformedSchemas(unittest.TestCase):
             ({"required": ["a", "a"]}, "required"),
             ({"type": ["string", "string"]}, "type"),
             ({"properties": {"a": {"maxItems": 1.5}}}, "#/properties/a"),
+            ({"$ref": "#/x-vendor/y", "x-vendor": {"y": {"minLength": -1}}}, "#/x-vendor/y"),
+            (
+                {
+                    "$schema": DRAFT7,
+                    "$ref": "#/definitions/a",
+                    "definitions": {"a": {}},
+                    "minimum": "1",
+                },
+                "minimum",
+            ),
         ):
             message = schema_error_of(schema)
             self.assertIn(kw, message, schema)
