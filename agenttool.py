@@ -2132,11 +2132,7 @@ def _quote(s: str, limit: int = _QUOTE_LIMIT) -> str:
     text = json.dumps(s[: limit - 3] if more > 0 else s, ensure_ascii=False)
     if more > 0:
         text = f'{text[:-1]}..." ({more + 3} more characters)'
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+    return _printable(text)
 
 
 def _format_path(path: tuple[object, ...]) -> str:
@@ -2711,7 +2707,10 @@ class _Compiler:
                 if isinstance(anchor, str) and anchor_kw not in self.unknown:
                     self.anchors[base.partition("#")[0] + "#" + anchor] = node
         for kw, sub in node.items():
-            if kw in self.unknown:
+            # "$defs" is no keyword of drafts 6 and 7, yet where their schemas often keep
+            # definitions: the schemas in it are indexed (their $id found) all the same.
+            known = kw not in self.unknown
+            if not known and kw != "$defs":
                 continue
             below = hidden or (self.hides and "$ref" in node and kw != "definitions")
             where = loc + "/" + _pointer_escape(kw)
@@ -2720,9 +2719,11 @@ class _Compiler:
                     self._index(value, base, f"{where}/{i}", below)
             elif kw in _ONE_SCHEMA:
                 self._index(sub, base, where, below)
-            elif kw in _SCHEMA_MAP:
+            elif kw in _SCHEMA_MAP and isinstance(sub, dict):
                 for key, value in sub.items():
-                    if kw != "dependencies" or not isinstance(value, list):
+                    if (known or isinstance(value, dict)) and not (
+                        kw == "dependencies" and isinstance(value, list)
+                    ):
                         self._index(value, base, where + "/" + _pointer_escape(key), below)
 
     # -- cycles that consume no input -----------------------------------------------------------

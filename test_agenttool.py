@@ -4930,6 +4930,17 @@ class TestMoreDrafts(unittest.TestCase):
         )
         self.assertEqual(error_of({"$schema": DRAFT2019, "prefixItems": [False]}, [1]), "")
 
+    def test_ids_in_defs_are_found_in_drafts_6_and_7(self) -> None:
+        for uri in (DRAFT6, DRAFT7):
+            schema = {
+                "$schema": uri,
+                "$id": "https://example.com/root.json",
+                "$defs": {"x": {"$id": "x.json", "type": "integer"}, "junk": 5},
+                "properties": {"a": {"$ref": "x.json"}},
+            }
+            self.assertEqual(error_of(schema, {"a": 1}), "")
+            self.assertTrue(error_of(schema, {"a": "1"}))
+
     def test_unknown_schema_uris_name_the_drafts(self) -> None:
         self.assertIn("2019-09", schema_error_of({"$schema": "http://json-schema.org/schema#"}))
 
