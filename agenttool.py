@@ -3152,7 +3152,7 @@ def _decimal_multiple(c: _Compiler, v: str, m: float) -> str:
     digits, _, exponent = repr(m).partition("e")
     whole, _, fraction = digits.partition(".")
     places = len(fraction) - int(exponent or 0)
-    if places <= 0:  # a float too large to be held as an int above: rare, exact path
+    if not 0 < places <= 22:  # 10**22 is the last power of ten a float holds exactly
         return exact
     units, scale = int(whole + fraction), 10**places
     bound = 2.0**50 / scale

@@ -4742,7 +4742,7 @@ class TestDecimalMultipleOf(unittest.TestCase):
             return Fraction(x) if isinstance(x, int) else Fraction(repr(x))
 
         rnd = random.Random(13)
-        for m in (0.01, 0.05, 0.25, 0.0001, 2.5e-5, 0.07, 12.5, 3.3e-8, 1e-300):
+        for m in (0.01, 0.05, 0.25, 0.0001, 2.5e-5, 0.07, 12.5, 3.3e-8, 1e-300, 5e-324):
             values: list[Any] = [0.0, -0.0, 0, 1, 1e17, 1e300, 0.1 + 0.2, -19.99]
             for _ in range(300):
                 n = rnd.randint(-(10 ** rnd.randint(1, 16)), 10 ** rnd.randint(1, 16))
