@@ -2758,35 +2758,37 @@ class _Compiler:
 
     def _refuse_cycles(self) -> None:
         """Refuse a cycle of subschemas applied to the same value (``{"$ref": "#"}``, through
-        allOf, anyOf, not, if...): checking any value would never end."""
+        allOf, anyOf, not, if...): checking any value would never end.  A depth-first walk
+        with its own stack, so that a long chain of references is no RecursionError."""
         done: set[tuple[int, str]] = set()
-        on_path: dict[tuple[int, str], int] = {}
-        trail: list[tuple[str, str]] = []  # (location, keyword leaving it) along the path
-
-        def visit(node: Any, base: str, loc: str) -> None:
-            key = (id(node), base)
-            if key in done:
-                return
-            if key in on_path:
-                cycle = trail[on_path[key] :]
-                shown = " -> ".join(where for where, _ in cycle) + " -> " + loc
-                where, kw = cycle[-1]
-                raise self.error(
-                    where,
-                    kw,
-                    f"a cycle of subschemas that consumes no input ({_cut(shown, 300)});"
-                    " checking any value would never end",
-                )
-            on_path[key] = len(trail)
-            for sub, sub_base, sub_loc, kw in self._in_place(node, base, loc):
-                trail.append((loc, kw))
-                visit(sub, sub_base, sub_loc)
-                trail.pop()
-            del on_path[key]
-            done.add(key)
-
-        for node, base, loc in self.nodes:
-            visit(node, base, loc)
+        for node, base, loc in self.nodes:  # grows as resolving indexes more
+            start = (id(node), base)
+            if start in done:
+                continue
+            path = [(start, loc, iter(self._in_place(node, base, loc)))]
+            on_path = {start: 0}
+            while path:
+                key, where, edges = path[-1]
+                edge = next(edges, None)
+                if edge is None:
+                    path.pop()
+                    del on_path[key]
+                    done.add(key)
+                    continue
+                sub, sub_base, sub_loc, kw = edge
+                sub_key = (id(sub), sub_base)
+                if sub_key in done:
+                    continue
+                if sub_key in on_path:
+                    shown = " -> ".join([at for _, at, _ in path[on_path[sub_key] :]] + [sub_loc])
+                    raise self.error(
+                        where,
+                        kw,
+                        f"a cycle of subschemas that consumes no input ({_cut(shown, 300)});"
+                        " checking any value would never end",
+                    )
+                on_path[sub_key] = len(path)
+                path.append((sub_key, sub_loc, iter(self._in_place(sub, sub_base, sub_loc))))
 
     def resolve(self, ref: str, base: str, loc: str) -> tuple[Any, str, str]:
         """The subschema ``ref`` names, the base URI in effect there, and its location."""

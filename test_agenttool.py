@@ -4822,6 +4822,13 @@ class TestCyclesWithoutInput(unittest.TestCase):
         # then/else without if are not applied: no cycle
         self.assertEqual(schema_error_of({"then": {"$ref": "#"}}), "")
 
+    def test_a_long_chain_of_references_is_no_cycle(self) -> None:
+        defs: dict[str, Any] = {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(3000)}
+        defs["d3000"] = {"type": "integer"}
+        self.assertEqual(schema_error_of({"$defs": defs, "$ref": "#/$defs/d0"}), "")
+        defs["d3000"] = {"$ref": "#/$defs/d0"}
+        self.assertIn("consumes no input", schema_error_of({"$defs": defs}))
+
 
 # Malformed values for every keyword the validator checks (systematically: every keyword gets
 # every bad value), compared with jsonschema's metaschema check in each draft.
