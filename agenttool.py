@@ -3750,7 +3750,8 @@ class Validator:
 
 def _json_validator(check: Callable[[object], None]) -> Callable[[str | bytes], Any]:
     def validate_json(text: str | bytes) -> Any:
-        """Parse ``text`` (refusing NaN and Infinity), validate it and return the value."""
+        """Parse ``text`` (refusing NaN, Infinity, 1e400 and duplicate keys), validate it and
+        return the value."""
         value = _loads(text)
         check(value)
         return value
