@@ -233,7 +233,10 @@ SKIP_CASES = {
     ("draft2019-09/defs.json", "validate definition against metaschema"): METASCHEMA,
     ("draft2019-09/ref.json", "remote ref, containing refs itself"): METASCHEMA,
     ("draft2019-09/ref.json", "ref creates new scope when adjacent to keywords"): UNEVALUATED,
-    ("draft2019-09/ref.json", "$ref with $recursiveAnchor"): "unevaluatedItems is refused",
+    (
+        "draft2019-09/ref.json",
+        "$ref with $recursiveAnchor",
+    ): "unevaluatedItems is refused at compile time",
     ("draft6/definitions.json", "validate definition against metaschema"): METASCHEMA,
     ("draft6/ref.json", "remote ref, containing refs itself"): METASCHEMA,
 }
@@ -299,7 +302,7 @@ class TestSuite(unittest.TestCase):
         for line in skipped:
             print(f"  skip {line}", file=sys.stderr)
         self.assertEqual(failures, [])
-        self.assertGreater(passed, 2000)
+        self.assertGreater(passed, 4000)  # four drafts
 
 
 # ---------------------------------------------------------------------------------------------
