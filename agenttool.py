@@ -1793,7 +1793,7 @@ class _TypeCompiler:
                     if entry is None:
                         if xdec is None:
                             first = min(key for key in v if key not in table)
-                            raise _DecodeFail(f'unexpected property "{first}"')
+                            raise _DecodeFail(f"unexpected property {_quote(first)}")
                         kw[k] = xdec(x)
                         continue
                     if entry[1]:
@@ -2493,7 +2493,7 @@ def decode(type_or_function: Any, value: Any, *, strict: bool = False) -> Any:
 # ---------------------------------------------------------------------------------------------
 # JSON Schema validation
 #
-# validator(schema) compiles a JSON Schema (draft 2020-12 or draft 7) once into a Validator whose
+# validator(schema) compiles a JSON Schema (2020-12, 2019-09, 7 or 6) once into a Validator whose
 # validate(value) and validate_json(text) raise ValidationError(path, msg).  Each keyword writes
 # a few lines of Python through its generator (_KEYWORDS, the table from keyword to generator);
 # the whole schema becomes one module of source that compile() turns into functions, like
@@ -2502,20 +2502,28 @@ def decode(type_or_function: Any, value: Any, *, strict: bool = False) -> Any:
 #
 # Decisions, stated once:
 # - Drafts: no $schema means 2020-12, also honouring draft 7's spellings (items as an array with
-#   additionalItems, dependencies, definitions).  The draft 7 URI (http or https, with or
-#   without "#") selects draft 7: $ref hides its siblings and 2020-12-only keywords are ignored.
-#   The 2020-12 URI selects 2020-12; any other $schema is a SchemaError.
-# - Refused when compiled, with a SchemaError naming the keyword and its place: unevaluated-
-#   Properties and unevaluatedItems (unless true), $dynamicRef, a $ref outside the document or
-#   that does not resolve, an unknown type name ('"strng" is not a JSON Schema type', checked
-#   here rather than at validation time), a keyword value of the wrong type, an invalid
-#   pattern, draft 4's boolean exclusiveMinimum/exclusiveMaximum.
+#   additionalItems, dependencies, definitions).  The URIs of drafts 2020-12, 2019-09, 7 and 6
+#   (http or https, with or without "#") select that draft: each ignores the keywords it does
+#   not know (_UNKNOWN); in 7 and 6 $ref hides its siblings; 2019-09 has $recursiveRef (a
+#   function per dynamic scope, _Site.scope).  Any other $schema is a SchemaError.
+# - Refused when compiled, with a SchemaError naming the keyword and its place: a schema that
+#   is not JSON (a tuple, a key that is not a string: the cache is keyed by the JSON text, so
+#   one answer per schema), a keyword value the draft's metaschema refuses anywhere in the
+#   schema (_keyword_fault: an unknown type name, a negative count, draft 4's boolean
+#   exclusiveMinimum...), a cycle of subschemas applied to the same value (_refuse_cycles),
+#   unevaluatedProperties and unevaluatedItems (unless true), $dynamicRef, $recursiveRef
+#   outside 2019-09, a $ref outside the document or that does not resolve, an invalid pattern.
 # - Ignored, as the specification says: annotations (title, description, default, examples,
 #   $comment, format, content*, readOnly...), $vocabulary and unknown keywords.
 # - JSON truths: true is not a number, 1.0 is an integer, enum/const/uniqueItems use JSON
 #   equality (1 == 1.0 but true != 1), lengths count code points, a tuple is an array.
 #   pattern is an ECMA-262 regex run with re.search: \d \w \b are ASCII, \s is ECMA's
 #   whitespace, $ is the very end, \p{L} is a letter; other \p{..} are refused.
+# - JSON text (_loads, also for tool arguments): NaN, Infinity, 1e400 and a key written twice
+#   are refused; an integer over Python's digit limit is refused in JSON terms.  A key that is
+#   not a string (from Python) is refused wherever checking looks at keys.
+# - Messages stay within about 2 KB: what they quote is cut (_quote, _listing, _format_path),
+#   saying how much was left out, and lone surrogates are escaped.
 # - Nesting: validate_json reports "nesting too deep" when the parser gives up; validate
 #   reports it wherever checking walks deeper than the recursion limit.  A schema that does not
 #   look inside a value ({} or true) accepts it without walking it.
@@ -2555,35 +2563,65 @@ def _index(items: Any, item: object, start: int) -> int:
     return -1
 
 
+# Messages quote what the model or the schema wrote, cut so that a whole message stays within
+# about 2 KB whatever the input: a quoted string or path segment at _QUOTE_LIMIT characters, a
+# path at _PATH_LIMIT, a list of values (enum, shapes) at _LIST_LIMIT, each cut saying how much
+# was left out.
+_QUOTE_LIMIT = 200
+_PATH_LIMIT = 600
+_LIST_LIMIT = 600
+_MESSAGE_LIMIT = 1400  # the last resort, should the parts of a message add up past it
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 3]}... ({len(text) - limit + 3} more characters)"
+
+
+def _quote(s: str, limit: int = _QUOTE_LIMIT) -> str:
+    """A string as JSON for a message: cut to ``limit`` characters (saying how many more),
+    lone surrogates escaped so the message can always be printed or sent."""
+    more = len(s) - limit
+    text = json.dumps(s[: limit - 3] if more > 0 else s, ensure_ascii=False)
+    if more > 0:
+        text = f'{text[:-1]}..." ({more + 3} more characters)'
+    return _printable(text)
+
+
 def _format_path(path: tuple[object, ...]) -> str:
     """``list[0].name``; a key that is not an identifier is ``["content-type"]``."""
     out: list[str] = []
     for seg in path:
         if isinstance(seg, int):
             out.append(f"[{seg}]")
-        elif isinstance(seg, str) and seg.isidentifier():
+        elif isinstance(seg, str) and seg.isidentifier() and len(seg) <= _QUOTE_LIMIT:
             out.append("." + seg if out else seg)
+        elif isinstance(seg, str):
+            out.append("[" + _quote(seg) + "]")
         else:
-            out.append("[" + json.dumps(seg, ensure_ascii=False) + "]")
-    return "".join(out)
+            out.append(f"[{_compact(seg, _QUOTE_LIMIT)}]")
+    return _cut("".join(out), _PATH_LIMIT)
 
 
 def _number_text(v: float) -> str:
     """A number as written in JSON; an integer too long to print says how long it is."""
     if isinstance(v, int):
         try:
-            return str(v)
+            text = str(v)
         except ValueError:  # over sys.get_int_max_str_digits()
             return f"an integer of about {int(v.bit_length() * 0.30103)} digits"
+        if len(text) > _QUOTE_LIMIT:
+            return f"an integer of {len(text.lstrip('-'))} digits"
+        return text
     return repr(v)
 
 
 def _describe(v: object) -> str:
     """A value for a message: strings quoted (long ones cut), numbers as written, kinds."""
     if isinstance(v, str):
-        if len(v) > 60:
-            return json.dumps(v[:57], ensure_ascii=False)[:-1] + '..."'
-        return json.dumps(v, ensure_ascii=False)
+        return _quote(v, 60)
     if v is None:
         return "null"
     if v is True:
@@ -2599,17 +2637,40 @@ def _describe(v: object) -> str:
     return type(v).__name__
 
 
-def _compact(v: object, limit: int = 0) -> str:
+def _compact(v: object, limit: int = _QUOTE_LIMIT) -> str:
     """Compact JSON for values named in messages (enum members, schemas), cut at ``limit``."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return _number_text(v)
+    if isinstance(v, str):
+        return _quote(v, limit)
     try:
         text = json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         text = _describe(v)
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        text = _number_text(v)
-    if limit and len(text) > limit:
-        text = text[: limit - 3] + "..."
+    return _cut(_printable(text), limit)
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates escaped, so that a message can always be encoded."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def _listing(values: Any, limit: int = _LIST_LIMIT) -> str:
+    """``[a, b, c]`` of compact values, cut once past ``limit`` characters with how many more."""
+    shown: list[str] = []
+    size = 0
+    for i, value in enumerate(values):
+        text = _compact(value)
+        size += len(text) + 2
+        if size > limit and shown:
+            shown.append(f"... ({len(values) - i} more)")
+            break
+        shown.append(text)
+    return "[" + ", ".join(shown) + "]"
 
 
 def _join_or(names: list[str]) -> str:
@@ -2708,24 +2769,32 @@ def _m_const(v: object, listed: str) -> str:
 
 def _m_required(obj: Any, names: tuple[str, ...]) -> str:
     missing = next(n for n in names if n not in obj)
-    return f"missing required property {json.dumps(missing, ensure_ascii=False)}"
+    return f"missing required property {_quote(missing)}"
 
 
 def _m_dependent(obj: Any, names: tuple[str, ...], when: str) -> str:
     missing = next(n for n in names if n not in obj)
-    return (
-        f"missing required property {json.dumps(missing, ensure_ascii=False)}"
-        f" (required when {json.dumps(when, ensure_ascii=False)} is present)"
-    )
+    return f"missing required property {_quote(missing)} (required when {_quote(when)} is present)"
 
 
-def _first_extra(obj: Any, known: Callable[[str], bool]) -> str | None:
-    extras = [k for k in obj if not known(k)]
+def _first_extra(obj: Any, known: Callable[[str], bool]) -> object | None:
+    """The unexpected key reported: a key that is not a string first, else the least."""
+    odd: list[object] = [k for k in obj if not isinstance(k, str)]
+    if odd:
+        return odd[0]
+    extras: list[str] = [k for k in obj if not known(k)]
     return min(extras) if extras else None
 
 
 def _m_unexpected(key: object) -> str:
-    return f"unexpected property {json.dumps(key, ensure_ascii=False)}"
+    if not isinstance(key, str):
+        return _m_key(key)
+    return f"unexpected property {_quote(key)}"
+
+
+def _m_key(key: object) -> str:
+    """A key that is not a string (from Python): not JSON, whatever the schema says of it."""
+    return f"property name {_compact(key, 60)} is not a string; JSON object keys are strings"
 
 
 def _extra_first(
@@ -2735,7 +2804,7 @@ def _extra_first(
     extra = _first_extra(obj, known)
     if extra is not None and len(err.path) > depth:
         failed = err.path[depth]
-        if isinstance(failed, str) and extra < failed:
+        if not isinstance(extra, str) or (isinstance(failed, str) and extra < failed):
             return _Invalid(_m_unexpected(extra), path)
     return err
 
@@ -2775,9 +2844,10 @@ def _shapes_error(
     if len(hits) == 1:
         return errors[hits[0]]
     if all(plain for _, _, plain in infos):  # bare types: say it as a type union does
-        return _Invalid(_m_type(v, _join_or([shape for _, shape, _ in infos])))
+        return _Invalid(_m_type(v, _cut(_join_or([shape for _, shape, _ in infos]), _LIST_LIMIT)))
     shapes = [shape for _, shape, _ in infos]
     listed = ", ".join(shapes[:-1]) + ", or " + shapes[-1] if len(shapes) > 1 else shapes[0]
+    listed = _cut(listed, _LIST_LIMIT)
     return _Invalid(
         f"expected a value matching one of the {len(shapes)} allowed shapes ({listed}),"
         f" got {_describe(v)}"
@@ -2836,18 +2906,32 @@ def _count(v: Any, branch: Callable[[object], None], stop: int) -> int:
 # The compiler: schema -> Python source -> functions
 # ---------------------------------------------------------------------------------------------
 
+_DRAFT6 = 6
 _DRAFT7 = 7
+_DRAFT2019 = 2019
 _DRAFT2020 = 2020
 _SCHEMA_URIS = {
+    "http://json-schema.org/draft-06/schema": _DRAFT6,
+    "https://json-schema.org/draft-06/schema": _DRAFT6,
     "http://json-schema.org/draft-07/schema": _DRAFT7,
     "https://json-schema.org/draft-07/schema": _DRAFT7,
+    "http://json-schema.org/draft/2019-09/schema": _DRAFT2019,
+    "https://json-schema.org/draft/2019-09/schema": _DRAFT2019,
     "http://json-schema.org/draft/2020-12/schema": _DRAFT2020,
     "https://json-schema.org/draft/2020-12/schema": _DRAFT2020,
 }
-_ONLY_2020 = frozenset(  # unknown keywords to draft 7, so ignored there
+_ONLY_2020 = frozenset(  # unknown keywords to drafts 6 and 7, so ignored there
     ["prefixItems", "dependentRequired", "dependentSchemas", "minContains", "maxContains",
-     "$anchor", "$dynamicAnchor", "$dynamicRef", "unevaluatedProperties", "unevaluatedItems"]
+     "$anchor", "$dynamicAnchor", "$dynamicRef", "unevaluatedProperties", "unevaluatedItems",
+     "$defs", "$recursiveAnchor", "$vocabulary"]
 )  # fmt: skip
+# The keywords each draft does not know (ignored there, as unknown keywords are).
+_UNKNOWN = {
+    _DRAFT6: _ONLY_2020 | {"if", "then", "else"},
+    _DRAFT7: _ONLY_2020,
+    _DRAFT2019: frozenset(["prefixItems", "$dynamicAnchor", "$dynamicRef"]),
+    _DRAFT2020: frozenset(),
+}
 _REFUSED = ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef")
 _ROOT_BASE = "https://agenttool.invalid/schema.json"  # the base URI of a root without $id
 _TYPES = ("string", "integer", "number", "boolean", "object", "array", "null")
@@ -2885,6 +2969,7 @@ _HELPERS: dict[str, object] = {
     "_m_required": _m_required,
     "_m_dependent": _m_dependent,
     "_m_unexpected": _m_unexpected,
+    "_m_key": _m_key,
     "_first_extra": _first_extra,
     "_extra_first": _extra_first,
     "_m_min": _m_min,
@@ -2898,6 +2983,11 @@ _HELPERS: dict[str, object] = {
 }
 
 
+# Draft 2019-09's dynamic scope, as far as $recursiveRef needs it: the outermost schema resource
+# entered with "$recursiveAnchor": true (its node, its base and its location), or None.
+_Scoped = Optional[tuple[Any, str, str]]
+
+
 def _pointer_escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
@@ -2906,7 +2996,7 @@ class _Site:
     """Where generated code for one subschema goes: the value's variable, its path, the
     indentation, the schema location (for SchemaError), the base URI and the type known."""
 
-    __slots__ = ("v", "path", "ind", "blocks", "loc", "base", "known", "present")
+    __slots__ = ("v", "path", "ind", "blocks", "loc", "base", "known", "present", "scope")
 
     def __init__(
         self,
@@ -2917,6 +3007,7 @@ class _Site:
         loc: str,
         base: str,
         known: frozenset[str] | None,
+        scope: _Scoped = None,
     ) -> None:
         self.v = v
         self.path = path  # Python expressions, one per path segment
@@ -2926,10 +3017,13 @@ class _Site:
         self.base = base
         self.known = known
         self.present: frozenset[str] = frozenset()  # keys a required check has proven there
+        self.scope = scope  # draft 2019-09: the outermost resource with $recursiveAnchor true
 
     def child(self, v: str, seg: str | None, loc: str, indent: int = 0, blocks: int = 0) -> _Site:
         path = self.path if seg is None else self.path + (seg,)
-        return _Site(v, path, self.ind + indent, self.blocks + blocks, loc, self.base, None)
+        return _Site(
+            v, path, self.ind + indent, self.blocks + blocks, loc, self.base, None, self.scope
+        )
 
 
 _Generator = Callable[["_Compiler", _Site, dict[str, Any]], None]
@@ -2943,19 +3037,23 @@ class _Compiler:
         self.draft = draft
         self.lines: list[str] = []
         self.consts: dict[str, object] = dict(_HELPERS)
-        self.functions: dict[tuple[int, str], str] = {}
-        self.pending: list[tuple[str, Any, str, str]] = []
+        self.hides = draft in (_DRAFT6, _DRAFT7)  # $ref hides its siblings
+        self.unknown = _UNKNOWN[draft]
+        self.functions: dict[tuple[int, str, int], str] = {}
+        self.pending: list[tuple[str, Any, str, str, _Scoped]] = []
         self.counter = 0
         self.resources: dict[str, Any] = {}
         self.anchors: dict[str, Any] = {}
         self.bases: dict[int, str] = {}
+        self.nodes: list[tuple[Any, str, str]] = []  # every subschema: node, base, location
         self.resources[_ROOT_BASE] = root
-        self._index(root, _ROOT_BASE, "#")
+        self._index(root, _ROOT_BASE, "#", False)
+        self._refuse_cycles()
 
     # -- errors and small emitters ------------------------------------------------------------
 
     def error(self, loc: str, keyword: str, msg: str) -> SchemaError:
-        return SchemaError(f'schema keyword "{keyword}" at {loc}: {msg}')
+        return SchemaError(f'schema keyword "{keyword}" at {_cut(loc, _PATH_LIMIT)}: {msg}')
 
     def name(self, prefix: str) -> str:
         self.counter += 1
@@ -3001,12 +3099,13 @@ class _Compiler:
     # -- references -----------------------------------------------------------------------------
 
     def _keys(self, node: dict[str, Any]) -> dict[str, Any]:
-        """The keywords this draft honours in ``node`` (draft 7: $ref hides its siblings)."""
-        if self.draft == _DRAFT7:
-            if "$ref" in node:
-                return {"$ref": node["$ref"]}
-            return {k: v for k, v in node.items() if k not in _ONLY_2020}
-        return node
+        """The keywords this draft honours in ``node`` (drafts 6 and 7: $ref hides its
+        siblings; each draft ignores the keywords it does not know)."""
+        if self.hides and "$ref" in node:
+            return {"$ref": node["$ref"]}
+        if self.unknown.isdisjoint(node):
+            return node
+        return {k: v for k, v in node.items() if k not in self.unknown}
 
     def _join(self, base: str, ref: str) -> str:
         if ref.startswith("#"):
@@ -3017,11 +3116,30 @@ class _Compiler:
 
         return urljoin(base, ref)
 
-    def _index(self, node: Any, base: str, loc: str) -> None:
-        """Record every $id, $anchor and the base URI in effect at each subschema."""
+    def _own_base(self, node: dict[str, Any], base: str) -> str:
+        """The base URI inside ``node``: its own ``$id`` (not a bare fragment) applied."""
+        ident = node.get("$id")
+        if isinstance(ident, str) and not ident.startswith("#"):
+            if not (self.hides and "$ref" in node):
+                return self._join(base, ident).partition("#")[0]
+        return base
+
+    def _index(self, node: Any, base: str, loc: str, hidden: bool) -> None:
+        """Check every subschema's keywords and record every $id, $anchor and the base URI in
+        effect at each subschema (not below a draft 6/7 ``$ref``, whose siblings are hidden)."""
         if not isinstance(node, dict):
+            if node is not True and node is not False:
+                raise SchemaError(
+                    f"schema at {_cut(loc, _PATH_LIMIT)} must be an object or a boolean,"
+                    f" got {_compact(node, 60)}"
+                )
             return
-        self.bases[id(node)] = base
+        for kw, value in node.items():
+            if kw not in self.unknown:
+                _check_keyword(self, loc, kw, value)
+        if not hidden:
+            self.bases[id(node)] = base
+            self.nodes.append((node, base, loc))
         schema_uri = node.get("$schema")
         if schema_uri is not None and node is not self.root:
             if _SCHEMA_URIS.get(str(schema_uri).rstrip("#")) != self.draft:
@@ -3029,9 +3147,7 @@ class _Compiler:
                     loc, "$schema", f"{_compact(schema_uri)} is not this schema's draft"
                 )
         ident = node.get("$id")
-        if ident is not None and not (self.draft == _DRAFT7 and "$ref" in node):
-            if not isinstance(ident, str):
-                raise self.error(loc, "$id", f"must be a string, got {_compact(ident, 60)}")
+        if ident is not None and not hidden and not (self.hides and "$ref" in node):
             uri, _, fragment = self._join(base, ident).partition("#")
             if ident.startswith("#"):
                 self.anchors[uri + "#" + fragment] = node
@@ -3040,23 +3156,94 @@ class _Compiler:
                 base = uri
                 if fragment:
                     self.anchors[uri + "#" + fragment] = node
-        keys = self._keys(node) if self.draft == _DRAFT7 else node
-        for anchor_kw in ("$anchor", "$dynamicAnchor"):
-            anchor = keys.get(anchor_kw)
-            if isinstance(anchor, str):
-                self.anchors[base.partition("#")[0] + "#" + anchor] = node
+        if not hidden and not (self.hides and "$ref" in node):
+            for anchor_kw in ("$anchor", "$dynamicAnchor"):
+                anchor = node.get(anchor_kw)
+                if isinstance(anchor, str) and anchor_kw not in self.unknown:
+                    self.anchors[base.partition("#")[0] + "#" + anchor] = node
         for kw, sub in node.items():
-            if self.draft == _DRAFT7 and "$ref" in node and kw != "definitions":
+            # "$defs" is no keyword of drafts 6 and 7, yet where their schemas often keep
+            # definitions: the schemas in it are indexed (their $id found) all the same.
+            known = kw not in self.unknown
+            if not known and kw != "$defs":
                 continue
+            below = hidden or (self.hides and "$ref" in node and kw != "definitions")
             where = loc + "/" + _pointer_escape(kw)
-            if kw in _ONE_SCHEMA:
-                self._index(sub, base, where)
+            if kw in _SCHEMA_LIST and isinstance(sub, list):
+                for i, value in enumerate(sub):
+                    self._index(value, base, f"{where}/{i}", below)
+            elif kw in _ONE_SCHEMA:
+                self._index(sub, base, where, below)
             elif kw in _SCHEMA_MAP and isinstance(sub, dict):
                 for key, value in sub.items():
-                    self._index(value, base, where + "/" + _pointer_escape(key))
-            elif kw in _SCHEMA_LIST and isinstance(sub, list):
-                for i, value in enumerate(sub):
-                    self._index(value, base, f"{where}/{i}")
+                    if (known or isinstance(value, dict)) and not (
+                        kw == "dependencies" and isinstance(value, list)
+                    ):
+                        self._index(value, base, where + "/" + _pointer_escape(key), below)
+
+    # -- cycles that consume no input -----------------------------------------------------------
+
+    def _in_place(self, node: Any, base: str, loc: str) -> list[tuple[Any, str, str, str]]:
+        """The subschemas applied to the same value as ``node`` (``$ref`` targets, ``allOf``
+        branches...): each with its base URI, its location and the keyword leading there."""
+        if not isinstance(node, dict):
+            return []
+        keys = self._keys(node)
+        base = self._own_base(node, base)
+        out: list[tuple[Any, str, str, str]] = []
+        for kw in ("$ref", "$recursiveRef"):
+            ref = keys.get(kw)
+            if isinstance(ref, str):
+                try:
+                    target, target_base, target_loc = self.resolve(ref, base, loc)
+                except SchemaError:
+                    continue  # reported where it is used, if it is
+                out.append((target, target_base, target_loc, kw))
+        for kw in ("allOf", "anyOf", "oneOf"):
+            for i, sub in enumerate(keys.get(kw, ())):
+                out.append((sub, base, f"{loc}/{kw}/{i}", kw))
+        for kw in ("not", "if", "then", "else") if "if" in keys else ("not",):
+            if kw in keys:
+                out.append((keys[kw], base, f"{loc}/{kw}", kw))
+        for kw in ("dependentSchemas", "dependencies"):
+            for key, sub in keys.get(kw, {}).items():
+                if not isinstance(sub, list):
+                    out.append((sub, base, f"{loc}/{kw}/{_pointer_escape(key)}", kw))
+        return out
+
+    def _refuse_cycles(self) -> None:
+        """Refuse a cycle of subschemas applied to the same value (``{"$ref": "#"}``, through
+        allOf, anyOf, not, if...): checking any value would never end.  A depth-first walk
+        with its own stack, so that a long chain of references is no RecursionError."""
+        done: set[tuple[int, str]] = set()
+        for node, base, loc in self.nodes:  # grows as resolving indexes more
+            start = (id(node), base)
+            if start in done:
+                continue
+            path = [(start, loc, iter(self._in_place(node, base, loc)))]
+            on_path = {start: 0}
+            while path:
+                key, where, edges = path[-1]
+                edge = next(edges, None)
+                if edge is None:
+                    path.pop()
+                    del on_path[key]
+                    done.add(key)
+                    continue
+                sub, sub_base, sub_loc, kw = edge
+                sub_key = (id(sub), sub_base)
+                if sub_key in done:
+                    continue
+                if sub_key in on_path:
+                    shown = " -> ".join([at for _, at, _ in path[on_path[sub_key] :]] + [sub_loc])
+                    raise self.error(
+                        where,
+                        kw,
+                        f"a cycle of subschemas that consumes no input ({_cut(shown, 300)});"
+                        " checking any value would never end",
+                    )
+                on_path[sub_key] = len(path)
+                path.append((sub_key, sub_loc, iter(self._in_place(sub, sub_base, sub_loc))))
 
     def resolve(self, ref: str, base: str, loc: str) -> tuple[Any, str, str]:
         """The subschema ``ref`` names, the base URI in effect there, and its location."""
@@ -3089,15 +3276,17 @@ class _Compiler:
             target_loc = uri
         else:
             raise self.error(loc, "$ref", f"{_compact(ref)} does not resolve")
+        if id(node) not in self.bases:  # somewhere no keyword puts a schema: checked now
+            self._index(node, doc, target_loc, False)
         return node, self.bases.get(id(node), doc), target_loc
 
-    def function(self, node: Any, base: str, loc: str) -> str:
+    def function(self, node: Any, base: str, loc: str, scope: _Scoped) -> str:
         """The name of the generated function checking ``node`` (written once, later)."""
-        key = (id(node), base)
+        key = (id(node), base, id(scope[0]) if scope is not None else 0)
         name = self.functions.get(key)
         if name is None:
             name = self.functions[key] = self.name("f")
-            self.pending.append((name, node, base, loc))
+            self.pending.append((name, node, base, loc, scope))
         return name
 
     # -- schemas --------------------------------------------------------------------------------
@@ -3111,16 +3300,22 @@ class _Compiler:
             return
         if not isinstance(node, dict):
             raise SchemaError(
-                f"schema at {site.loc} must be an object or a boolean, got {_compact(node, 60)}"
+                f"schema at {_cut(site.loc, _PATH_LIMIT)} must be an object or a boolean,"
+                f" got {_compact(node, 60)}"
             )
         if site.blocks > _MAX_BLOCKS or site.ind > _MAX_INDENT:
-            fn = self.function(node, site.base, site.loc)
+            fn = self.function(node, site.base, site.loc, site.scope)
             self.call(site, site.ind, f"{fn}({site.v})")
             return
-        ident = node.get("$id")
-        if isinstance(ident, str) and not ident.startswith("#"):
-            if not (self.draft == _DRAFT7 and "$ref" in node):
-                site.base = self._join(site.base, ident).partition("#")[0]
+        outer = site.base
+        site.base = self._own_base(node, site.base)
+        if (
+            site.scope is None
+            and node.get("$recursiveAnchor") is True
+            and self.draft == _DRAFT2019
+            and (node is self.root or site.base != outer)
+        ):
+            site.scope = (node, outer, site.loc)
         keys = self._keys(node)
         for kw in _REFUSED:
             if kw in keys and not (kw.startswith("unevaluated") and keys[kw] is True):
@@ -3144,7 +3339,14 @@ class _Compiler:
             if guard is not None:
                 self.emit(ind, f"if {_TYPE_TEST[guard].format(v=site.v)}:")
                 inner = _Site(
-                    site.v, site.path, ind + 1, site.blocks, site.loc, site.base, frozenset([guard])
+                    site.v,
+                    site.path,
+                    ind + 1,
+                    site.blocks,
+                    site.loc,
+                    site.base,
+                    frozenset([guard]),
+                    site.scope,
                 )
             else:
                 inner = site
@@ -3170,10 +3372,10 @@ class _Compiler:
         if indent and len(self.lines) == mark:
             self.emit(site.ind + indent, "pass")  # a block whose subschema checks nothing
 
-    def write_function(self, name: str, node: Any, base: str, loc: str) -> None:
+    def write_function(self, name: str, node: Any, base: str, loc: str, scope: _Scoped) -> None:
         self.emit(0, f"def {name}(x):")
         mark = len(self.lines)
-        self.schema(node, _Site("x", (), 1, 0, loc, base, None))
+        self.schema(node, _Site("x", (), 1, 0, loc, base, None, scope))
         if len(self.lines) == mark:
             self.emit(1, "return")
 
@@ -3185,13 +3387,15 @@ class _Compiler:
         if len(self.lines) == mark:
             self.emit(2, "return")
         self.emit(1, "except _Invalid as e:")
-        self.emit(2, "raise _ValidationError(_format_path(e.path), e.msg) from None")
+        self.emit(2, "raise _ValidationError(_format_path(e.path), _cut(e.msg, _MESSAGE_LIMIT))")
         self.emit(1, "except RecursionError:")
         self.emit(2, "raise _ValidationError('', 'nesting too deep') from None")
         while self.pending:
             self.write_function(*self.pending.pop())
         self.consts["_ValidationError"] = ValidationError
         self.consts["_format_path"] = _format_path
+        self.consts["_cut"] = _cut
+        self.consts["_MESSAGE_LIMIT"] = _MESSAGE_LIMIT
         namespace = self.consts
         exec(compile("\n".join(self.lines), "<agenttool schema>", "exec"), namespace)
         check: Callable[[object], None] = namespace["validate"]  # type: ignore[assignment]
@@ -3203,28 +3407,115 @@ class _Compiler:
 # ---------------------------------------------------------------------------------------------
 
 
-def _need(c: _Compiler, site: _Site, kw: str, value: Any, ok: bool, what: str) -> None:
-    if not ok:
-        raise c.error(site.loc, kw, f"must be {what}, got {_compact(value, 60)}")
+# What the drafts' metaschemas allow as each keyword's value, checked over the whole schema
+# (unreferenced definitions too) before any code is written.  Annotations (title, description,
+# default, examples, format, content*, readOnly...) are not checked: they change no verdict.
+_COUNTS = frozenset(
+    ["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+     "minContains", "maxContains"]
+)  # fmt: skip
+_LIMITS = frozenset(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"])
+_STRINGS = frozenset(["$ref", "$recursiveRef", "$dynamicRef", "$id", "$schema", "pattern"])
+_ANCHOR = {  # the anchor names each draft allows
+    _DRAFT2019: re.compile(r"[A-Za-z][-A-Za-z0-9.:_]*\Z"),
+    _DRAFT2020: re.compile(r"[A-Za-z_][-A-Za-z0-9._]*\Z"),
+}
 
 
-def _count_kw(c: _Compiler, site: _Site, keys: dict[str, Any], kw: str) -> int | None:
+def _is_count(value: Any) -> bool:
+    """A non-negative integer as the metaschemas mean it (2.0 is one)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return value >= 0 and (isinstance(value, int) or value.is_integer())
+
+
+def _is_names(value: Any) -> bool:
+    """An array of unique strings (required, dependentRequired's values)."""
+    return (
+        isinstance(value, list)
+        and all(isinstance(n, str) for n in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _is_schema(value: Any) -> bool:
+    return isinstance(value, (dict, bool))
+
+
+def _keyword_fault(draft: int, kw: str, value: Any) -> str | None:
+    """What the draft's metaschema finds wrong with ``value`` under keyword ``kw``, or None."""
+    if kw in _COUNTS:
+        return None if _is_count(value) else "a non-negative integer"
+    if kw in _LIMITS:
+        if isinstance(value, bool):
+            return "a number (draft 4's boolean form is not supported)"
+        return None if _is_number(value) else "a number"
+    if kw == "multipleOf":
+        return None if _is_number(value) and value > 0 else "a number greater than 0"
+    if kw in _STRINGS:
+        return None if isinstance(value, str) else "a string"
+    if kw == "uniqueItems" or (kw == "$recursiveAnchor" and draft == _DRAFT2019):
+        return None if isinstance(value, bool) else "a boolean"
+    if kw == "type":
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list) or not names:
+            return "a type name or a non-empty list of them"
+        for name in names:
+            if name not in _TYPES:
+                return f"type names, and {_compact(name, 60)} is not a JSON Schema type"
+        return None if len(set(names)) == len(names) else "a list of distinct type names"
+    if kw == "enum":
+        return None if isinstance(value, list) else "an array"
+    if kw == "required":
+        return None if _is_names(value) else "an array of distinct strings"
+    if kw == "dependentRequired":
+        ok = isinstance(value, dict) and all(_is_names(v) for v in value.values())
+        return None if ok else "an object whose values are arrays of distinct strings"
+    if kw in _SCHEMA_MAP:
+        if not isinstance(value, dict):
+            return "an object"
+        if kw == "dependencies" and not all(_is_names(v) or _is_schema(v) for v in value.values()):
+            return "an object whose values are schemas or arrays of distinct strings"
+        return None  # the schemas in it are checked where they are
+    if kw in ("allOf", "anyOf", "oneOf", "prefixItems"):
+        return None if isinstance(value, list) and value else "a non-empty array of schemas"
+    if kw == "items":
+        if isinstance(value, list) and not value:
+            return "a schema or a non-empty array of schemas"
+        return None
+    if kw in ("$anchor", "$dynamicAnchor", "$recursiveAnchor"):  # the last: 2020-12's form
+        pattern = _ANCHOR[_DRAFT2019 if draft == _DRAFT2019 else _DRAFT2020]
+        if isinstance(value, str) and pattern.match(value):
+            return None
+        return "an anchor name (a letter or _, then letters, digits, -, . or _)"
+    if kw == "$vocabulary":
+        ok = isinstance(value, dict) and all(isinstance(v, bool) for v in value.values())
+        return None if ok else "an object of booleans"
+    return None
+
+
+def _check_keyword(c: _Compiler, loc: str, kw: str, value: Any) -> None:
+    """Refuse a keyword value the draft's metaschema refuses, naming the keyword and place."""
+    if kw == "$recursiveRef" and c.draft != _DRAFT2019:
+        raise c.error(
+            loc,
+            kw,
+            "is draft 2019-09's; say so with"
+            ' "$schema": "https://json-schema.org/draft/2019-09/schema"',
+        )
+    fault = _keyword_fault(c.draft, kw, value)
+    if fault is not None:
+        raise c.error(loc, kw, f"must be {fault}, got {_compact(value, 60)}")
+
+
+# The generators below write code for values _check_keyword has already accepted.
+
+
+def _count_kw(keys: dict[str, Any], kw: str) -> int | None:
     value = keys.get(kw)
     if value is None:
         return None
-    ok = (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, float) and value.is_integer()
-    )
-    _need(c, site, kw, value, ok and value >= 0, "a non-negative integer")
     return min(int(value), sys.maxsize)  # no length is longer; keeps the source short
-
-
-def _number_kw(c: _Compiler, site: _Site, keys: dict[str, Any], kw: str) -> Any:
-    value = keys.get(kw)
-    if value is not None:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        _need(c, site, kw, value, ok, "a number (draft 4's boolean form is not supported)")
-    return value
 
 
 def _gen_type(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
@@ -3234,26 +3525,13 @@ def _gen_type(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if "type" in keys:
         raw = keys["type"]
         types = [raw] if isinstance(raw, str) else raw
-        _need(
-            c,
-            site,
-            "type",
-            raw,
-            isinstance(types, list) and len(types) > 0,
-            "a type name or a non-empty list of them",
-        )
-        assert types is not None
-        for t in types:
-            if t not in _TYPES:
-                raise c.error(site.loc, "type", f"{_compact(t, 60)} is not a JSON Schema type")
         names = repr(_join_or(list(types)))
         if "null" not in types and ("enum" in keys or "const" in keys):
             c.emit(ind, f"if {v} is None:")
             c.fail(site, ind + 1, f"_m_type({v}, {names})")
     if "enum" in keys:
         members = keys["enum"]
-        _need(c, site, "enum", members, isinstance(members, list), "an array")
-        listed = repr("[" + ", ".join(_compact(m) for m in members) + "]")
+        listed = repr(_listing(members))
         allowed = c.const(frozenset(_canon(m) for m in members))
         c.emit(ind, f"if not ({v} in {allowed} if type({v}) is str else _canon({v}) in {allowed}):")
         c.fail(site, ind + 1, f"_m_enum({v}, {listed})")
@@ -3274,15 +3552,14 @@ def _gen_string(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minLength, maxLength (in code points) and pattern (ECMA-262, searched)."""
     v, ind = site.v, site.ind
     for kw, op, least in (("minLength", "<", True), ("maxLength", ">", False)):
-        n = _count_kw(c, site, keys, kw)
+        n = _count_kw(keys, kw)
         if n is not None:
             c.emit(ind, f"if len({v}) {op} {n}:")
             c.fail(site, ind + 1, f"_m_len({v}, {least}, {n}, 'character')")
     if "pattern" in keys:
         source = keys["pattern"]
-        _need(c, site, "pattern", source, isinstance(source, str), "a string")
         search = c.const(_regex(c, site, "pattern", source).search)
-        msg = f"expected a string matching {json.dumps(source, ensure_ascii=False)}, got "
+        msg = f"expected a string matching {_quote(source)}, got "
         c.emit(ind, f"if {search}({v}) is None:")
         c.fail(site, ind + 1, f"{msg!r} + _describe({v})")
         c.consts["_describe"] = _describe
@@ -3297,13 +3574,12 @@ def _gen_number(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         ("maximum", ">", "<="),
         ("exclusiveMaximum", ">=", "<"),
     ):
-        limit = _number_kw(c, site, keys, kw)
+        limit = keys.get(kw)
         if limit is not None:
             c.emit(ind, f"if {v} {fails} {c.literal(limit)}:")
             c.fail(site, ind + 1, f"_m_min({v}, {op!r}, {_number_text(limit)!r})")
-    m = _number_kw(c, site, keys, "multipleOf")
+    m = keys.get("multipleOf")
     if m is not None:
-        _need(c, site, "multipleOf", m, m > 0, "a number greater than 0")
         if isinstance(m, float) and m.is_integer() and abs(m) < 2**63:
             m = int(m)
         msg = repr(f"expected a multiple of {_number_text(m)}, got ")
@@ -3314,15 +3590,39 @@ def _gen_number(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
                 f"_multiple_of({v}, {c.literal(m)})):",
             )
         else:
-            c.emit(ind, f"if not _multiple_of({v}, {c.literal(m)}):")
+            c.emit(ind, f"if not ({_decimal_multiple(c, v, m)}):")
         c.fail(site, ind + 1, f"{msg} + _describe({v})")
         c.consts["_describe"] = _describe
 
 
-def _names(c: _Compiler, site: _Site, kw: str, value: Any) -> tuple[str, ...]:
-    ok = isinstance(value, list) and all(isinstance(n, str) for n in value)
-    _need(c, site, kw, value, ok, "an array of strings")
-    return tuple(value)
+def _decimal_multiple(c: _Compiler, v: str, m: float) -> str:
+    """An expression true when the number in ``v`` is a multiple of the decimal ``m`` as
+    written (0.01: prices), exact and without fractions on the common path.
+
+    ``m`` is ``units / scale`` exactly (``scale`` a power of ten).  A float ``v`` with
+    ``|v| * scale < 2**50`` is a multiple exactly when ``r = round(v * scale)`` gives back ``v``
+    as ``r / scale`` (one correctly rounded division) and ``units`` divides ``r``: below that
+    bound at most one decimal of that many places lies within half a unit in the last place of
+    ``v``, so it is the shortest repr of ``v``, the number as written.  Anything else (larger
+    floats, bool-like subclasses) takes the exact ``Fraction`` path."""
+    exact = f"_multiple_of({v}, {c.literal(m)})"
+    digits, _, exponent = repr(m).partition("e")
+    whole, _, fraction = digits.partition(".")
+    places = len(fraction) - int(exponent or 0)
+    if not 0 < places <= 22:  # 10**22 is the last power of ten a float holds exactly
+        return exact
+    units, scale = int(whole + fraction), 10**places
+    bound = 2.0**50 / scale
+    if units == 1:
+        on_float, on_int = f"round({v} * {scale}) / {scale} == {v}", "True"
+    else:
+        r = c.name("r")
+        on_float = f"({r} := round({v} * {scale})) % {units} == 0 and {r} / {scale} == {v}"
+        on_int = f"{v} * {scale} % {units} == 0"
+    return (
+        f"({on_float}) if type({v}) is float and {-bound!r} < {v} < {bound!r} else"
+        f" ({on_int} if type({v}) is int else {exact})"
+    )
 
 
 def _has_all(c: _Compiler, v: str, names: tuple[str, ...]) -> str:
@@ -3336,20 +3636,16 @@ def _gen_required(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """required, reported in the list's order; then dependentRequired and array dependencies."""
     v, ind = site.v, site.ind
     if "required" in keys:
-        names = _names(c, site, "required", keys["required"])
+        names = tuple(keys["required"])
         if names:
             c.emit(ind, f"if not ({_has_all(c, v, names)}):")
             c.fail(site, ind + 1, f"_m_required({v}, {names!r})")
             site.present = frozenset(names)
-    deps: list[tuple[str, Any]] = []
     for kw in ("dependentRequired", "dependencies"):
-        table = keys.get(kw)
-        if table is not None:
-            _need(c, site, kw, table, isinstance(table, dict), "an object")
-            deps.extend((kw, item) for item in table.items() if isinstance(item[1], list))
-    for kw, (when, needed) in deps:
-        names = _names(c, site, kw, needed)
-        if names:
+        for when, needed in keys.get(kw, {}).items():
+            names = tuple(needed) if isinstance(needed, list) else ()
+            if not names:
+                continue
             c.emit(ind, f"if {when!r} in {v} and not ({_has_all(c, v, names)}):")
             c.fail(site, ind + 1, f"_m_dependent({v}, {names!r}, {when!r})")
 
@@ -3357,7 +3653,7 @@ def _gen_required(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
 def _gen_size(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minProperties, maxProperties."""
     for kw, op, least in (("minProperties", "<", True), ("maxProperties", ">", False)):
-        n = _count_kw(c, site, keys, kw)
+        n = _count_kw(keys, kw)
         if n is not None:
             c.emit(site.ind, f"if len({site.v}) {op} {n}:")
             c.fail(site, site.ind + 1, f"_m_len({site.v}, {least}, {n}, 'property')")
@@ -3372,8 +3668,6 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     v, ind, loc = site.v, site.ind, site.loc
     props = keys.get("properties", {})
     patterns = keys.get("patternProperties", {})
-    _need(c, site, "properties", props, isinstance(props, dict), "an object")
-    _need(c, site, "patternProperties", patterns, isinstance(patterns, dict), "an object")
     extra = keys.get("additionalProperties", True)
     regexes = [
         (c.const(_regex(c, site, "patternProperties", p).search), p, s) for p, s in patterns.items()
@@ -3420,6 +3714,7 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         return
     key, item = c.name("k"), c.name("v")
     c.emit(ind, f"for {key}, {item} in {v}.items():")
+    _key_check(c, site, ind + 1, key)
     seg = key
     if loop_extra and regexes:
         matched = c.name("m")
@@ -3446,14 +3741,21 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         c.sub(extra, site, item, seg, f"{loc}/additionalProperties", indent=at - ind, blocks=1)
 
 
+def _key_check(c: _Compiler, site: _Site, ind: int, key: str) -> None:
+    """Refuse a key that is not a string (only Python can pass one) where keys are looked at."""
+    c.emit(ind, f"if type({key}) is not str and not isinstance({key}, str):")
+    c.fail(site, ind + 1, f"_m_key({key})")
+
+
 def _gen_property_names(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """propertyNames: each key checked as a string, the message naming the key."""
     node = keys["propertyNames"]
     if _is_true(node):
         return
-    fn = c.function(node, site.base, site.loc + "/propertyNames")
+    fn = c.function(node, site.base, site.loc + "/propertyNames", site.scope)
     key = c.name("k")
     c.emit(site.ind, f"for {key} in {site.v}:")
+    _key_check(c, site, site.ind + 1, key)
     c.emit(site.ind + 1, "try:")
     c.emit(site.ind + 2, f"{fn}({key})")
     c.emit(site.ind + 1, "except _Invalid as e:")
@@ -3466,7 +3768,6 @@ def _gen_dependent_schemas(c: _Compiler, site: _Site, keys: dict[str, Any]) -> N
         table = keys.get(kw)
         if table is None:
             continue
-        _need(c, site, kw, table, isinstance(table, dict), "an object")
         for when, node in table.items():
             if isinstance(node, list) or _is_true(node):
                 continue
@@ -3479,16 +3780,13 @@ def _gen_array_size(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minItems, maxItems, uniqueItems."""
     v, ind = site.v, site.ind
     for kw, op, least in (("minItems", "<", True), ("maxItems", ">", False)):
-        n = _count_kw(c, site, keys, kw)
+        n = _count_kw(keys, kw)
         if n is not None:
             c.emit(ind, f"if len({v}) {op} {n}:")
             c.fail(site, ind + 1, f"_m_len({v}, {least}, {n}, 'item')")
-    unique = keys.get("uniqueItems")
-    if unique is not None:
-        _need(c, site, "uniqueItems", unique, isinstance(unique, bool), "a boolean")
-        if unique:
-            c.emit(ind, f"if len({v}) > 1 and _dup({v}) is not None:")
-            c.fail(site, ind + 1, f"_m_dup({v})")
+    if keys.get("uniqueItems"):
+        c.emit(ind, f"if len({v}) > 1 and _dup({v}) is not None:")
+        c.fail(site, ind + 1, f"_m_dup({v})")
 
 
 def _gen_items(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
@@ -3505,7 +3803,6 @@ def _gen_items(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     else:
         prefix = keys.get("prefixItems", [])
         rest, rest_kw = items, "items"
-    _need(c, site, prefix_kw, prefix, isinstance(prefix, list), "an array of schemas")
     for i, node in enumerate(prefix):
         if _is_true(node):
             continue
@@ -3532,13 +3829,13 @@ def _gen_contains(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if "contains" not in keys:
         return
     node = keys["contains"]
-    least = _count_kw(c, site, keys, "minContains")
-    most = _count_kw(c, site, keys, "maxContains")
+    least = _count_kw(keys, "minContains")
+    most = _count_kw(keys, "maxContains")
     least = 1 if least is None else least
     if least == 0 and most is None:
         return
     v, ind = site.v, site.ind
-    fn = c.function(node, site.base, site.loc + "/contains")
+    fn = c.function(node, site.base, site.loc + "/contains", site.scope)
     shown = _compact(node, 80)
     count = c.name("n")
     c.emit(ind, f"{count} = _count({v}, {fn}, {0 if most is not None else least})")
@@ -3558,33 +3855,29 @@ def _gen_contains(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         )
 
 
-def _schema_list(c: _Compiler, site: _Site, kw: str, keys: dict[str, Any]) -> list[Any]:
-    value = keys[kw]
-    _need(
-        c,
-        site,
-        kw,
-        value,
-        isinstance(value, list) and len(value) > 0,
-        "a non-empty array of schemas",
-    )
-    return list(value)
-
-
 def _gen_ref(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
-    """$ref: a call to the target's function (which is how recursion works)."""
-    ref = keys["$ref"]
-    _need(c, site, "$ref", ref, isinstance(ref, str), "a string")
-    node, base, loc = c.resolve(ref, site.base, site.loc)
+    """$ref, and draft 2019-09's $recursiveRef: a call to the target's function (which is how
+    recursion works).  $recursiveRef goes to the outermost resource in the dynamic scope with
+    "$recursiveAnchor": true when its own target has one too; each scope gets its functions."""
+    for kw in ("$ref", "$recursiveRef"):
+        if kw in keys:
+            node, base, loc = c.resolve(keys[kw], site.base, site.loc)
+            if kw == "$recursiveRef" and site.scope is not None:
+                if isinstance(node, dict) and node.get("$recursiveAnchor") is True:
+                    node, base, loc = site.scope
+            _call_schema(c, site, node, base, loc)
+
+
+def _call_schema(c: _Compiler, site: _Site, node: Any, base: str, loc: str) -> None:
     if _is_true(node) and not isinstance(node, dict):
         return
-    fn = c.function(node, base, loc)
+    fn = c.function(node, base, loc, site.scope)
     c.call(site, site.ind, f"{fn}({site.v})")
 
 
 def _gen_all_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """allOf: every subschema written in place."""
-    for i, node in enumerate(_schema_list(c, site, "allOf", keys)):
+    for i, node in enumerate(keys["allOf"]):
         c.sub(node, site, site.v, None, f"{site.loc}/allOf/{i}")
 
 
@@ -3593,9 +3886,9 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     for kw, helper in (("anyOf", "_any_of"), ("oneOf", "_one_of")):
         if kw not in keys:
             continue
-        nodes = _schema_list(c, site, kw, keys)
+        nodes = list(keys[kw])
         where = [f"{site.loc}/{kw}/{i}" for i in range(len(nodes))]
-        fns = [c.function(n, site.base, w) for n, w in zip(nodes, where)]
+        fns = [c.function(n, site.base, w, site.scope) for n, w in zip(nodes, where)]
         infos = c.const(
             tuple(
                 (_accepts(c, n, site.base, 0), _shape(c, n, site.base, 0), _plain(n)) for n in nodes
@@ -3607,7 +3900,7 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
 def _gen_not(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """not: the value must fail the subschema."""
     node = keys["not"]
-    fn = c.function(node, site.base, site.loc + "/not")
+    fn = c.function(node, site.base, site.loc + "/not", site.scope)
     c.call(site, site.ind, f"_not({site.v}, {fn}, {_compact(node, 80)!r})")
 
 
@@ -3616,7 +3909,7 @@ def _gen_if(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     then, orelse = keys.get("then", True), keys.get("else", True)
     if "if" not in keys or (_is_true(then) and _is_true(orelse)):
         return
-    fn = c.function(keys["if"], site.base, site.loc + "/if")
+    fn = c.function(keys["if"], site.base, site.loc + "/if", site.scope)
     ind = site.ind
     c.emit(ind, "try:")
     c.emit(ind + 1, f"{fn}({site.v})")
@@ -3645,7 +3938,7 @@ _KEYWORDS: list[tuple[tuple[str, ...], str | None, _Generator]] = [
     (("minItems", "maxItems", "uniqueItems"), "array", _gen_array_size),
     (("prefixItems", "items", "additionalItems"), "array", _gen_items),
     (("contains",), "array", _gen_contains),
-    (("$ref",), None, _gen_ref),
+    (("$ref", "$recursiveRef"), None, _gen_ref),
     (("allOf",), None, _gen_all_of),
     (("anyOf", "oneOf"), None, _gen_any_of),
     (("not",), None, _gen_not),
@@ -3722,7 +4015,7 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
     if "const" in keys:
         return _compact(keys["const"], 60)
     if isinstance(keys.get("enum"), list):
-        return "one of [" + ", ".join(_compact(m) for m in keys["enum"]) + "]"
+        return "one of " + _listing(keys["enum"], 60)
     raw = keys.get("type")
     if raw is not None:
         listed = [raw] if isinstance(raw, str) else list(raw)
@@ -3840,12 +4133,37 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent; one too large for a float (1e400) is refused
+    as NaN and Infinity are, rather than becoming infinity."""
+    value = float(text)
+    if value - value != 0.0:
+        raise ValueError(f"{_cut(text, 40)} is not a finite number")
+    return value
+
+
+def _object_pairs(pairs: list[tuple[str, Any]], dict: Any = dict, len: Any = len) -> Any:
+    """A JSON object; a key written twice is refused (a model that wrote both meant neither)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {_quote(key)}")
+            seen.add(key)
+    return obj
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_object_pairs
+)
 
 
 def _loads(text: str | bytes | bytearray) -> Any:
-    """Parse JSON as JSON means it: NaN and Infinity refused, bytes in any UTF encoding,
-    deep nesting a ``ValidationError`` rather than a ``RecursionError``."""
+    """Parse JSON as JSON means it: NaN, Infinity, numbers too large for a float and duplicate
+    keys refused, bytes in any UTF encoding, deep nesting a ``ValidationError`` rather than a
+    ``RecursionError``, an integer longer than Python converts (``sys.get_int_max_str_digits()``,
+    which guards against quadratic parsing) said in JSON terms."""
     try:
         if not isinstance(text, str):
             if not isinstance(text, (bytes, bytearray)):
@@ -3853,7 +4171,11 @@ def _loads(text: str | bytes | bytearray) -> Any:
             text = text.decode(json.detect_encoding(text), "surrogatepass")
         return _DECODER.decode(text)
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, NaN and Infinity
-        raise ValidationError("", f"not valid JSON: {err}") from None
+        reason = str(err)
+        if "integer string conversion" in reason:
+            limit = sys.get_int_max_str_digits()  # type: ignore[attr-defined,unused-ignore]
+            reason = f"an integer has more than {limit} digits, more than this parser accepts"
+        raise ValidationError("", f"not valid JSON: {reason}") from None
     except RecursionError:
         raise ValidationError("", "nesting too deep") from None
 
@@ -3883,7 +4205,8 @@ class Validator:
 
 def _json_validator(check: Callable[[object], None]) -> Callable[[str | bytes], Any]:
     def validate_json(text: str | bytes) -> Any:
-        """Parse ``text`` (refusing NaN and Infinity), validate it and return the value."""
+        """Parse ``text`` (refusing NaN, Infinity, 1e400 and duplicate keys), validate it and
+        return the value."""
         value = _loads(text)
         check(value)
         return value
@@ -3897,19 +4220,58 @@ _CACHE_SIZE = 256
 
 def validator(schema: dict[str, Any] | bool) -> Validator:
     """Compile ``schema`` once into a ``Validator``; raise ``SchemaError`` naming the keyword
-    when it cannot be honoured.  Compiled checkers are shared between equal schemas."""
-    try:
-        key: str | None = json.dumps(schema, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        key = None
+    when it cannot be honoured.  Compiled checkers are shared between schemas of the same JSON
+    text; a schema that is not JSON (a tuple, a key that is not a string) is always refused."""
+    key = _schema_text(schema)
     check = _CACHE.get(key) if key is not None else None
     if check is None:
+        if key is None:
+            try:
+                _refuse_not_json(schema, "#")
+            except RecursionError:
+                raise SchemaError("schema nested too deeply to compile") from None
         check = _compile(schema)
         if key is not None:
             if len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.clear()
             _CACHE[key] = check
     return Validator(schema, check)
+
+
+def _schema_text(schema: Any) -> str | None:
+    """The JSON text of a schema that is exactly JSON (it reads back equal), else None."""
+    try:
+        text = json.dumps(schema, allow_nan=False)
+        return text if json.loads(text) == schema else None
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _refuse_not_json(value: Any, loc: str) -> None:
+    """Raise a ``SchemaError`` at the first place in a schema that is not JSON."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if not _is_finite(value):
+            raise SchemaError(
+                f"schema at {_cut(loc, _PATH_LIMIT)}: {value!r} is not JSON (not a finite number)"
+            )
+    elif isinstance(value, dict):
+        for key, sub in value.items():
+            if not isinstance(key, str):
+                raise SchemaError(
+                    f"schema at {_cut(loc, _PATH_LIMIT)}: property name {_compact(key, 60)}"
+                    " is not a string; a schema must be JSON"
+                )
+            _refuse_not_json(sub, loc + "/" + _pointer_escape(key))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            _refuse_not_json(sub, f"{loc}/{i}")
+    else:
+        kind = (
+            "a tuple (JSON arrays are lists)" if isinstance(value, tuple) else type(value).__name__
+        )
+        raise SchemaError(f"schema at {_cut(loc, _PATH_LIMIT)}: {kind} is not JSON")
 
 
 def _compile(schema: Any) -> Callable[[object], None]:
@@ -3922,7 +4284,7 @@ def _compile(schema: Any) -> Callable[[object], None]:
         if found is None:
             raise SchemaError(
                 f'schema keyword "$schema" at #: {_compact(uri, 80)} is not supported'
-                " (draft 2020-12 and draft 7 are)"
+                " (drafts 2020-12, 2019-09, 7 and 6 are)"
             )
         draft = found
     try:
@@ -6153,7 +6515,12 @@ def _cli_progress_line(result: Result) -> str:
 
 
 def _cli_write(stream: TextIO, text: str) -> None:
-    stream.write(text if text.endswith("\n") or not text else text + "\n")
+    text = text if text.endswith("\n") or not text else text + "\n"
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:  # a lone surrogate the model wrote: printed escaped
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
     stream.flush()
 
 

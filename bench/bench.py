@@ -668,6 +668,34 @@ ARRAY_ARGS: dict[str, Any] = {
     ]
 }
 
+# Priced items: a decimal multipleOf on every item.  agenttool is exact on the number as
+# written; the peers divide floats and refuse some valid prices (2.47 / 0.01 is
+# 246.99999999999997), so the prices are ones every contender accepts.
+PRICED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "sku": {"type": "string"},
+                    "price": {"type": "number", "multipleOf": 0.01},
+                    "quantity": {"type": "integer", "minimum": 1},
+                },
+                "required": ["sku", "price", "quantity"],
+            },
+        }
+    },
+    "required": ["items"],
+}
+PRICES = [p for p in (round(0.99 + i * 0.37, 2) for i in range(3000)) if (p / 0.01).is_integer()]
+PRICED_ARGS: dict[str, Any] = {
+    "items": [
+        {"sku": f"SKU-{i:04d}", "price": PRICES[i], "quantity": 1 + i % 5} for i in range(1000)
+    ]
+}
+
 
 def pydantic_types() -> dict[str, Any]:
     """pydantic types equivalent to the three schemas (TypedDicts; lax mode, pydantic's default)."""
@@ -725,8 +753,21 @@ def pydantic_types() -> dict[str, Any]:
     class Batch(TypedDict):
         rows: list[Row]
 
+    class Priced(TypedDict):
+        sku: str
+        price: Annotated[float, pydantic.Field(multiple_of=0.01)]
+        quantity: Annotated[int, pydantic.Field(ge=1)]
+
+    class Order(TypedDict):
+        items: list[Priced]
+
     del Optional
-    return {"small": Small, "everything": Everything, "array of 100": Batch}
+    return {
+        "small": Small,
+        "everything": Everything,
+        "array of 100": Batch,
+        "1,000 priced items": Order,
+    }
 
 
 def bench_validation(at: Any, args: argparse.Namespace) -> None:
@@ -752,6 +793,7 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
     else:
         print(f"  (skipping 'everything': {os.path.normpath(path)} is absent)")
     schemas.append(("array of 100", ARRAY_SCHEMA, ARRAY_ARGS))
+    schemas.append(("1,000 priced items", PRICED_SCHEMA, PRICED_ARGS))
 
     peers: dict[str, Any] = {}
     try:
