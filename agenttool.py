@@ -94,6 +94,7 @@ __all__ = [
     "annotations_of",
     "confined_by",
     "replay_of",
+    "Inject",
     "FunctionTool",
     "tool",
     "new",
@@ -446,16 +447,21 @@ class _ArgSpec:
     """A function's compiled arguments: the schema and the decoder, built once at registration.
 
     ``decode(args)`` takes the validated arguments object and returns the keyword arguments to
-    call the function with; it raises ``ValidationError`` naming the path.
+    call the function with; it raises ``ValidationError`` naming the path.  ``injected`` lists
+    the parameters the host fills (see :func:`_host_params`).
     """
 
-    __slots__ = ("schema", "decode")
+    __slots__ = ("schema", "decode", "injected")
 
     def __init__(
-        self, schema: dict[str, Any], decode: Callable[[dict[str, Any]], dict[str, Any]]
+        self,
+        schema: dict[str, Any],
+        decode: Callable[[dict[str, Any]], dict[str, Any]],
+        injected: tuple[tuple[str, str, Any], ...] = (),
     ) -> None:
         self.schema = schema
         self.decode = decode
+        self.injected = injected
 
 
 # ----- leaf decoders and fit tests -----------------------------------------------------------
@@ -1916,11 +1922,12 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
     Raises ``TypeError`` naming the parameter or field when a type cannot be expressed.
     """
     params, hints, docs = _function_parts(fn)
+    params, injected, hidden = _host_params(fn, params, hints)
     if struct:
         if len(params) != 1:
             raise TypeError(
-                f"struct=True needs exactly one parameter (a dataclass or TypedDict), "
-                f"got {len(params)}"
+                f"struct=True needs exactly one parameter (a dataclass or TypedDict) besides "
+                f"the injected ones, got {len(params)}"
             )
         pname = params[0][0]
         tp = _unwrap_markers(hints.get(pname, Any))[0]
@@ -1941,7 +1948,7 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
             except _DecodeFail as exc:
                 raise exc.error() from None
 
-        return _ArgSpec(schema, decode_struct)
+        return _ArgSpec(schema, decode_struct, injected)
 
     comp = _TypeCompiler(strict)
     fields: list[_Field] = []
@@ -1960,6 +1967,8 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
             if kind == _VAR_KW:
                 extras = _ANY_NODE
                 continue
+            if name in ("self", "cls") and kind == _POS and name == params[0][0]:
+                raise TypeError(_method_advice(fn, name))
             raise TypeError(
                 f'parameter "{name}": no type annotation; write {name}: Any to accept '
                 "any JSON value"
@@ -1978,15 +1987,96 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
     comp.top_params = False
     schema = comp.finish(node.schema)
     obj_dec = node.decode
+    # Without **kwargs the decoder refuses every name it does not know; with it, a hidden name
+    # would land in **kwargs (or override a partial's keyword), so it is refused here.
+    refused = hidden if extras is not None else frozenset()
 
     def decode_args(args: dict[str, Any]) -> dict[str, Any]:
+        if refused and not refused.isdisjoint(args):
+            _refuse_keys(args, refused)
         try:
             out: dict[str, Any] = obj_dec(args)
             return out
         except _DecodeFail as exc:
             raise exc.error() from None
 
-    return _ArgSpec(schema, decode_args)
+    return _ArgSpec(schema, decode_args, injected)
+
+
+def _method_advice(fn: Any, first: str) -> str:
+    """What to write instead of ``@tool`` on a method in a class body, where the function is
+    not yet bound and its first parameter would become an argument the model fills."""
+    path = getattr(fn, "__qualname__", "").split(".")
+    owner = path[-2] if len(path) > 1 and path[-2] != "<locals>" else "its class"
+    name = getattr(fn, "__name__", "method")
+    made = f"an instance: agenttool.tool(instance.{name})"
+    if first == "cls":
+        made = f"the class: agenttool.tool({owner}.{name}) with {name} a @classmethod"
+    return (
+        f'parameter "{first}": {name} looks like a method of {owner}, and {first} is not the '
+        f"model's to fill. @tool in a class body sees the plain function: make the tool from "
+        f"{made}, or write @staticmethod above @tool and drop {first}"
+    )
+
+
+def _host_params(
+    fn: Any, params: list[tuple[str, str, Any]], hints: dict[str, Any]
+) -> tuple[list[tuple[str, str, Any]], tuple[tuple[str, str, Any], ...], frozenset[str]]:
+    """Splits a function's parameters into the model's and the host's.
+
+    The host's are those a ``functools.partial`` bound by keyword (already given), a parameter
+    typed :class:`Call` (it receives the call) and ``Annotated[T, Inject("key")]`` (the host's
+    value for ``key``).  The model never sees them: they are in no schema and no message, and
+    a model that sends one is refused like any unknown property.  Returns the model's
+    parameters, ``(name, key, default)`` per injected parameter (key ``""`` for the call),
+    and every hidden name.
+    """
+    bound: set[str] = set()
+    target = fn
+    while isinstance(target, functools.partial):
+        bound.update(target.keywords)
+        target = target.func
+    model: list[tuple[str, str, Any]] = []
+    injected: list[tuple[str, str, Any]] = []
+    for name, kind, default in params:
+        if name in bound:
+            continue
+        key = _injection_key(hints[name]) if name in hints else None
+        if key is None:
+            model.append((name, kind, default))
+        elif kind in (_POS, _KW):
+            injected.append((name, key, default))
+        else:
+            raise TypeError(f'parameter "{name}": an injected parameter must be passable by name')
+    hidden = frozenset(bound).union(name for name, _, _ in injected)
+    return model, tuple(injected), hidden
+
+
+def _injection_key(tp: Any) -> str | None:
+    """``""`` for a parameter typed :class:`Call` (``Optional`` or ``Annotated`` too), the key
+    of an :class:`Inject` marker, ``None`` for a parameter the model fills."""
+    if tp is Call:
+        return ""
+    if typing.get_origin(tp) is typing.Annotated:
+        for marker in tp.__metadata__:
+            if isinstance(marker, Inject):
+                return marker.key
+        return _injection_key(typing.get_args(tp)[0])
+    if typing.get_origin(tp) in (Union, getattr(types, "UnionType", Union)):
+        members = [a for a in typing.get_args(tp) if a is not _NONE_TYPE]
+        if len(members) == 1:
+            return _injection_key(members[0])
+    return None
+
+
+def _refuse_keys(
+    args: dict[str, Any], names: collections.abc.Set[str], unknown: bool = False
+) -> None:
+    """Refuses the arguments named in ``names`` (with ``unknown``, those not named there) as
+    the validator refuses an unknown property: the first in sorted order."""
+    bad = [k for k in args if (k not in names) is unknown]
+    if bad:
+        raise ValidationError("", _m_unexpected(min(bad)))
 
 
 def _type_spec(tp: Any, strict: bool) -> tuple[dict[str, Any], Callable[[Any], Any]]:
@@ -3788,7 +3878,7 @@ class _Cancellation:
 class _Scope:
     """What a running call sees through ``contextvars``; installed per call by the executor."""
 
-    __slots__ = ("call", "tool", "cancellation", "recorder", "elicitor", "emit")
+    __slots__ = ("call", "tool", "cancellation", "recorder", "elicitor", "emit", "inject")
 
     def __init__(
         self,
@@ -3798,6 +3888,7 @@ class _Scope:
         recorder: Recorder | None,
         elicitor: Elicitor | None,
         emit: Callable[[Result], None] | None,
+        inject: collections.abc.Mapping[str, Any] = types.MappingProxyType({}),
     ) -> None:
         self.call = call
         self.tool = tool
@@ -3805,6 +3896,7 @@ class _Scope:
         self.recorder = recorder
         self.elicitor = elicitor
         self.emit = emit
+        self.inject = inject  # the host's values for Inject("key") parameters
 
 
 _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
@@ -4041,6 +4133,74 @@ NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
 """The schema served for a tool whose ``parameters`` is ``None``."""
 
 
+class Inject(_Frozen):
+    """Marks a parameter the host fills: ``db: Annotated[Database, Inject("db")]`` receives
+    the value given for ``"db"`` as ``Executor(inject={"db": ...})`` or
+    ``ToolSet.run(..., inject={"db": ...})``; a parameter typed :class:`Call` receives the
+    call itself.
+
+    The model never sees such a parameter: it is in no schema and no error message, and a
+    model that sends it is refused like any unknown property.  When the host gave no value
+    for the key, a parameter with a default takes its default and any other fails the call;
+    the model reads only that the tool is not available, and the host finds what is missing
+    on the error's ``__cause__``.
+    """
+
+    __slots__ = ("key",)
+    key: str
+
+    def __init__(self, key: str) -> None:
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"agenttool: Inject needs a non-empty key, got {key!r}")
+        self.key = key
+
+
+# The values ToolSet.run(..., inject=...) gives the batch it runs, over its executor's: the
+# executor copies the caller's context into every job, so a running tool reads them here.
+_run_inject: contextvars.ContextVar[collections.abc.Mapping[str, Any]] = contextvars.ContextVar(
+    "agenttool_run_inject", default=types.MappingProxyType({})
+)
+
+
+def _missing_injection(tool: str, key: str) -> RuntimeError:
+    """The failure of a call whose tool needs a host value nobody gave: a message the model
+    can act on (stop trying), the host's on ``__cause__``."""
+    err = RuntimeError(f'tool "{tool}" is not available: its host has not configured it')
+    err.__cause__ = LookupError(
+        f'agenttool: tool "{tool}" needs the host value "{key}" (Inject("{key}")): give it as '
+        f'Executor(inject={{"{key}": ...}}) or ToolSet.run(..., inject={{"{key}": ...}})'
+    )
+    return err
+
+
+def _supplied_schema_keys(
+    fn: Any, schema: dict[str, Any]
+) -> tuple[tuple[tuple[str, str, Any], ...], frozenset[str] | None, frozenset[str]]:
+    """For a tool with a supplied schema: its injected parameters, the argument names the
+    model may send (``None``: any, when the function takes ``**kwargs`` and the schema leaves
+    additional properties open), and the hidden names refused either way.  A schema naming a
+    property the function cannot take, or one the host fills, is refused now."""
+    try:
+        params, hints, _ = _function_parts(fn)
+    except (TypeError, ValueError):  # no signature to read (a builtin): no checks to make
+        return (), None, frozenset()
+    params, injected, hidden = _host_params(fn, params, hints)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    names = frozenset(props) if isinstance(props, dict) else frozenset()
+    takes_any = any(kind == _VAR_KW for _, kind, _ in params)
+    takes = {name for name, kind, _ in params if kind in (_POS, _KW)}
+    for name in sorted(names):
+        if name in hidden:
+            raise TypeError(
+                f'the supplied schema names "{name}", a parameter the host fills '
+                "(bound by functools.partial, typed Call, or Inject)"
+            )
+        if name not in takes and not takes_any:
+            raise TypeError(f'the supplied schema names "{name}", which the function does not take')
+    is_open = schema.get("additionalProperties", True) is not False or "patternProperties" in schema
+    return injected, (None if takes_any and is_open else names), hidden
+
+
 def _parse_arguments(args: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
     """The model's arguments as a dict: empty means ``{}``, anything but an object is refused."""
     if args is None:
@@ -4098,15 +4258,23 @@ class FunctionTool:
         self._decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._validator: Validator | None = None
         self._unchecked: dict[str, Any] | None = None  # a schema to compile on the first call
+        self._injected: tuple[tuple[str, str, Any], ...] = ()  # (name, key, default)
+        self._allowed: frozenset[str] | None = None  # a supplied schema's names, if closed
+        self._hidden: frozenset[str] = frozenset()  # names the model may never send
         try:
             if raw or parameters is not None:
                 self.parameters: dict[str, Any] | None = parameters
                 if validate and parameters is not None:
                     self._validator = validator(parameters)  # a bad supplied schema fails now
+                if not raw and parameters is not None:
+                    self._injected, self._allowed, self._hidden = _supplied_schema_keys(
+                        fn, parameters
+                    )
             else:
                 spec = _arg_spec(fn, strict=strict, struct=struct)
                 self.parameters = spec.schema
                 self._decode = spec.decode
+                self._injected = spec.injected
                 # A generated schema always compiles; compiling it on the first call keeps
                 # registration cheap (the validator costs more to build than the schema).
                 self._unchecked = spec.schema if validate is not False else None
@@ -4153,10 +4321,35 @@ class FunctionTool:
                 self._validator = validator(self._unchecked)
             if self._validator is not None:
                 self._validator.validate(args)
-            value = self.fn(**(self._decode(args) if self._decode is not None else args))
+            if self._decode is not None:
+                args = self._decode(args)
+            elif self._allowed is not None:
+                if not self._allowed.issuperset(args):
+                    _refuse_keys(args, self._allowed, unknown=True)
+            elif self._hidden:
+                _refuse_keys(args, self._hidden)
+            if self._injected:
+                args = self._with_injected(args, call, scope)
+            value = self.fn(**args)
         if inspect.isawaitable(value):
             value = _run_async(value, scope)
         return output(value)
+
+
+    def _with_injected(self, args: dict[str, Any], call: Call, scope: _Scope) -> dict[str, Any]:
+        """The keyword arguments with the host's parameters filled in (see :class:`Inject`)."""
+        out = dict(args)
+        run = _run_inject.get()
+        for name, key, default in self._injected:
+            if not key:
+                out[name] = call
+            elif key in run:
+                out[name] = run[key]
+            elif key in scope.inject:
+                out[name] = scope.inject[key]
+            elif default is _EMPTY:
+                raise _missing_injection(self.name, key)
+        return out
 
 
 class _ClosingFunctionTool(FunctionTool):
@@ -4490,6 +4683,7 @@ class ToolSet(list[Tool]):
         *,
         format: str | None = None,
         executor: Executor | None = None,
+        inject: collections.abc.Mapping[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
         """Run a model's tool calls and return the output items to send back, in call order.
 
@@ -4497,10 +4691,17 @@ class ToolSet(list[Tool]):
         Completions message or its ``tool_calls``, Anthropic ``tool_use`` blocks or the
         message holding them, Gemini ``functionCall`` parts or the response holding them),
         as dicts or as the provider SDK's objects; ``format`` is detected when ``None``.
+        ``inject`` gives values for ``Inject("key")`` parameters in this run, over the
+        executor's own for the same key.
         """
         fmt, found = _read_calls(calls, format)
         jobs = [Job(self.lookup(c.name), Call(c.call_id, c.arguments)) for c in found]
-        results, errors = (executor or Executor()).results(jobs)
+        token = _run_inject.set({**_run_inject.get(), **inject}) if inject else None
+        try:
+            results, errors = (executor or Executor()).results(jobs)
+        finally:
+            if token is not None:
+                _run_inject.reset(token)
         names = ", ".join(f'"{t.name}"' for t in self) or "none"
         outcomes: list[Result | BaseException] = []
         for c, result, error in zip(found, results, errors):
@@ -4664,7 +4865,8 @@ class Executor:
       included); the executor itself never fails because of a tool.
 
     ``recorder`` receives :func:`write_record` calls and ``elicitor`` answers :func:`elicit`
-    for every call of the batches this executor runs.
+    for every call of the batches this executor runs; ``inject`` holds the values of the
+    tools' ``Annotated[T, Inject("key")]`` parameters, by key.
     """
 
     def __init__(
@@ -4674,12 +4876,14 @@ class Executor:
         recorder: Recorder | None = None,
         elicitor: Elicitor | None = None,
         on_start: Callable[[Job], None] | None = None,
+        inject: collections.abc.Mapping[str, Any] | None = None,
     ) -> None:
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
         self.sequential = sequential
         self.recorder = recorder
         self.elicitor = elicitor
         self.on_start = on_start
+        self.inject = dict(inject or {})  # values for Inject("key") parameters (tools section)
 
     def chains(self, jobs: Sequence[Job]) -> list[list[int]]:
         """The grouping :meth:`execute` runs: lists of job indexes, each run in order."""
@@ -4797,6 +5001,7 @@ class Executor:
             state.finish(None, NoTool(f'no tool for call "{call.id}"'))
             return
         scope = _Scope(call, job.tool.name, batch, self.recorder, self.elicitor, state.emit)
+        scope.inject = self.inject
         result, error = context.copy().run(self._call_tool, job, job.tool, scope)
         state.finish(result, error)
 
