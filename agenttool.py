@@ -4335,7 +4335,6 @@ class FunctionTool:
             value = _run_async(value, scope)
         return output(value)
 
-
     def _with_injected(self, args: dict[str, Any], call: Call, scope: _Scope) -> dict[str, Any]:
         """The keyword arguments with the host's parameters filled in (see :class:`Inject`)."""
         out = dict(args)

@@ -118,6 +118,7 @@ def needs(present: bool, reason: str) -> Callable[[Any], Any]:
 
     return failing
 
+
 # =============================================================================================
 # The validator: JSON-Schema-Test-Suite, messages, JSON truths, a second opinion
 # =============================================================================================
@@ -4522,6 +4523,272 @@ class TestTheModule(unittest.TestCase):
         loaded = set(done.stdout.split())
         for later in ("asyncio", "concurrent.futures", "uuid", "decimal", "datetime", "queue"):
             self.assertNotIn(later, loaded)
+
+
+# ----- what the model can reach: bound, injected and supplied parameters ---------------------
+
+
+def _read_under(path: str, root: str = "/", mode: str = "text") -> str:
+    return f"{root}|{path}|{mode}"
+
+
+def _read_any(path: str, **more: Any) -> str:
+    return f"{path}|{sorted(more.items())}"
+
+
+@dataclasses.dataclass
+class _Query:
+    sql: str
+    limit: int = 10
+
+
+class TestPartialParameters(unittest.TestCase):
+    def test_a_keyword_bound_by_partial_is_not_in_the_schema_and_is_refused(self) -> None:
+        t = at.tool(functools.partial(_read_under, root="/srv/safe"), name="read")
+        for strict in (False, True):
+            schema = at.schema_of(functools.partial(_read_under, root="/srv"), strict=strict)
+            self.assertEqual(list(schema["properties"]), ["path", "mode"])
+        self.assertEqual(list(t.parameters["properties"]), ["path", "mode"])  # type: ignore[index]
+        self.assertEqual(t.execute(at.Call("1", {"path": "a"})).output, "/srv/safe|a|text")
+        with self.assertRaises(at.ValidationError) as caught:
+            t.execute(at.Call("1", {"path": "a", "root": "/"}))
+        self.assertEqual(str(caught.exception), 'invalid arguments: unexpected property "root"')
+
+    def test_a_bound_keyword_is_refused_even_where_kwargs_takes_unknown_names(self) -> None:
+        t = at.tool(functools.partial(_read_any, root="/srv"), name="read")
+        self.assertEqual(list(t.parameters["properties"]), ["path"])  # type: ignore[index]
+        self.assertEqual(
+            t.execute(at.Call("1", {"path": "a", "x": 1})).output, "a|[('root', '/srv'), ('x', 1)]"
+        )
+        with self.assertRaisesRegex(at.ValidationError, 'unexpected property "root"$'):
+            t.execute(at.Call("1", {"path": "a", "root": "/"}))
+
+    def test_partials_of_partials_and_positional_binding(self) -> None:
+        inner = functools.partial(_read_under, "fixed.txt")
+        t = at.tool(functools.partial(inner, mode="bytes"), name="read")
+        self.assertEqual(list(t.parameters["properties"]), ["root"])  # type: ignore[index]
+        self.assertEqual(t.execute(at.Call("1", {"root": "/r"})).output, "/r|fixed.txt|bytes")
+        for sent in ({"mode": "text"}, {"path": "other"}):
+            with self.assertRaisesRegex(at.ValidationError, "unexpected property"):
+                t.execute(at.Call("1", sent))
+
+
+class TestSuppliedSchemas(unittest.TestCase):
+    SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+    def test_a_name_the_schema_does_not_give_is_refused_validated_or_not(self) -> None:
+        for validate in (False, True):
+            t = at.new("read", "", _read_under, parameters=self.SCHEMA, validate=validate)
+            self.assertEqual(t.execute(at.Call("1", {"path": "a"})).output, "/|a|text")
+            for sent, name in (({"path": "a", "root": "/etc"}, "root"), ({"zz": 1, "a": 2}, "a")):
+                with self.assertRaises(at.ValidationError) as caught:
+                    t.execute(at.Call("1", sent))
+                self.assertEqual(
+                    str(caught.exception), f'invalid arguments: unexpected property "{name}"'
+                )
+
+    def test_kwargs_take_unknown_names_only_where_the_schema_leaves_them_open(self) -> None:
+        opened = at.new("read", "", _read_any, parameters=self.SCHEMA)
+        self.assertEqual(opened.execute(at.Call("1", {"path": "a", "x": 1})).output, "a|[('x', 1)]")
+        closed = at.new(
+            "read", "", _read_any, parameters={**self.SCHEMA, "additionalProperties": False}
+        )
+        with self.assertRaisesRegex(at.ValidationError, 'unexpected property "x"$'):
+            closed.execute(at.Call("1", {"path": "a", "x": 1}))
+
+    def test_a_schema_naming_what_the_function_cannot_take_fails_at_registration(self) -> None:
+        def read(path: str) -> str:
+            return path
+
+        schema = {"type": "object", "properties": {"path": {}, "root": {}}}
+        with self.assertRaisesRegex(TypeError, 'names "root", which the function does not take'):
+            at.new("read", "", read, parameters=schema)
+
+        def query(path: str, root: Annotated[str, at.Inject("root")]) -> str:
+            return path
+
+        with self.assertRaisesRegex(TypeError, 'names "root", a parameter the host fills'):
+            at.new("read", "", query, parameters=schema)
+
+    def test_a_supplied_schema_still_injects(self) -> None:
+        def query(path: str, root: Annotated[str, at.Inject("root")], call: at.Call) -> str:
+            return f"{root}{path} for {call.id}"
+
+        t = at.new("q", "", query, parameters=self.SCHEMA)
+        results, _ = at.Executor(inject={"root": "/srv/"}).results(
+            [at.Job(t, at.Call("c1", {"path": "a"}))]
+        )
+        self.assertEqual(results[0].output, "/srv/a for c1")  # type: ignore[union-attr]
+        _, errors = at.Executor(inject={"root": "/srv/"}).results(
+            [at.Job(t, at.Call("c1", {"path": "a", "call": 1}))]
+        )
+        self.assertEqual(str(errors[0]), 'invalid arguments: unexpected property "call"')
+
+
+def _run_query(
+    sql: Annotated[str, "The query"],
+    db: Annotated[dict[str, Any], at.Inject("db")],
+    call: at.Call,
+    user: Annotated[str, at.Inject("user")] = "nobody",
+) -> str:
+    """Run a query.
+
+    Args:
+        sql: The SQL.
+        db: The database (the host's).
+    """
+    return f"{db['name']}:{sql} as {user} for {call.id}"
+
+
+class TestInjectedParameters(unittest.TestCase):
+    def setUp(self) -> None:
+        self.query = at.tool(_run_query)
+
+    def run_one(self, t: Any, args: Any, **executor: Any) -> tuple[Any, Any]:
+        results, errors = at.Executor(**executor).results([at.Job(t, at.Call("c1", args))])
+        return results[0], errors[0]
+
+    def test_injected_parameters_are_in_no_schema(self) -> None:
+        self.assertEqual(list(self.query.parameters["properties"]), ["sql"])  # type: ignore[index]
+        for strict in (False, True):
+            schema = at.schema_of(_run_query, strict=strict)
+            self.assertEqual(list(schema["properties"]), ["sql"])
+            self.assertNotIn("db", json.dumps(schema))
+        for fmt in ("responses", "chat", "anthropic", "gemini"):
+            self.assertNotIn('"db"', json.dumps(at.definition(self.query, fmt)))
+
+    def test_the_call_and_the_hosts_values_reach_the_function(self) -> None:
+        result, error = self.run_one(self.query, {"sql": "select"}, inject={"db": {"name": "main"}})
+        self.assertIsNone(error)
+        self.assertEqual(result.output, "main:select as nobody for c1")
+        result, _ = self.run_one(
+            self.query, {"sql": "s"}, inject={"db": {"name": "m"}, "user": "ana"}
+        )
+        self.assertEqual(result.output, "m:s as ana for c1")
+
+    def test_toolset_run_gives_values_over_the_executors(self) -> None:
+        tools = at.ToolSet([self.query])
+        item = {"type": "function_call", "call_id": "c9", "name": "_run_query", "arguments": "{}"}
+        item["arguments"] = '{"sql": "s"}'
+        out = tools.run([item], inject={"db": {"name": "run"}})
+        self.assertEqual(out[0]["output"], "run:s as nobody for c9")
+        executor = at.Executor(inject={"db": {"name": "exec"}, "user": "ex"})
+        out = tools.run([item], executor=executor, inject={"db": {"name": "run"}})
+        self.assertEqual(out[0]["output"], "run:s as ex for c9")
+        self.assertEqual(tools.run([item], executor=executor)[0]["output"], "exec:s as ex for c9")
+
+    def test_a_missing_value_fails_with_a_message_for_the_host_not_the_model(self) -> None:
+        ran: list[int] = []
+
+        @at.tool
+        def needs_db(db: Annotated[Any, at.Inject("db")]) -> str:
+            ran.append(1)
+            return "ran"
+
+        result, error = self.run_one(needs_db, {}, inject={"other": 1})
+        self.assertIsNone(result)
+        self.assertEqual(ran, [])
+        model_sees = at.error_result(error).output
+        self.assertEqual(
+            model_sees, 'Error: tool "needs_db" is not available: its host has not configured it'
+        )
+        self.assertNotIn("db", model_sees.replace("needs_db", ""))
+        self.assertIsInstance(error.__cause__, LookupError)
+        self.assertIn('Executor(inject={"db": ...})', str(error.__cause__))
+        self.assertIn("ToolSet.run(..., inject=", str(error.__cause__))
+
+    def test_a_model_sending_an_injected_name_is_refused_like_any_unknown_property(self) -> None:
+        @at.tool
+        def loose(path: str, db: Annotated[Any, at.Inject("db")], **more: Any) -> str:
+            return f"{db} {more}"
+
+        for t, args, name in (
+            (self.query, {"sql": "s"}, "db"),
+            (self.query, {"sql": "s"}, "call"),
+            (self.query, {"sql": "s"}, "user"),
+            (loose, {"path": "p"}, "db"),
+        ):
+            _, error = self.run_one(t, {**args, name: "x"}, inject={"db": {"name": "m"}})
+            self.assertEqual(str(error), f'invalid arguments: unexpected property "{name}"')
+        result, _ = self.run_one(loose, {"path": "p", "extra": 2}, inject={"db": 1})
+        self.assertEqual(result.output, "1 {'extra': 2}")
+
+    def test_injected_names_appear_in_no_error_message(self) -> None:
+        for args in ({}, {"sql": 1}, {"sql": "s", "zz": 1}):
+            _, error = self.run_one(self.query, args, inject={"db": {"name": "m"}})
+            self.assertIsInstance(error, at.ValidationError)
+            for hidden in ("db", "call", "user", "Inject"):
+                self.assertNotIn(hidden, str(error))
+
+    def test_outside_an_executor_the_call_is_still_injected(self) -> None:
+        @at.tool
+        async def who(call: Optional[at.Call] = None) -> str:
+            return call.id if call else "none"
+
+        self.assertEqual(who.parameters["properties"], {})  # type: ignore[index]
+        self.assertEqual(who.execute(at.Call("direct")).output, "direct")
+
+    def test_the_struct_form_takes_injected_parameters_too(self) -> None:
+        def query(q: _Query, call: at.Call, db: Annotated[str, at.Inject("db")]) -> str:
+            return f"{db}:{q.sql}:{q.limit}:{call.id}"
+
+        t = at.new("query", "", query, struct=True)
+        self.assertEqual(list(t.parameters["properties"]), ["sql", "limit"])  # type: ignore[index]
+        result, _ = self.run_one(t, {"sql": "s"}, inject={"db": "D"})
+        self.assertEqual(result.output, "D:s:10:c1")
+        _, error = self.run_one(t, {"sql": "s", "db": "x"}, inject={"db": "D"})
+        self.assertEqual(str(error), 'invalid arguments: unexpected property "db"')
+
+    def test_inject_needs_a_key_and_a_parameter_passable_by_name(self) -> None:
+        with self.assertRaises(TypeError):
+            at.Inject("")
+
+        def positional(db: Annotated[Any, at.Inject("db")], /) -> None: ...
+
+        with self.assertRaisesRegex(TypeError, 'parameter "db": an injected parameter'):
+            at.tool(positional)
+        self.assertIn("Inject", at.__all__)
+
+
+class TestMethodTools(unittest.TestCase):
+    def test_tool_on_a_method_says_what_works_instead(self) -> None:
+        with self.assertRaises(TypeError) as caught:
+
+            class Files:
+                @at.tool
+                def read(self, path: str) -> str:
+                    return path
+
+        message = str(caught.exception)
+        self.assertIn("agenttool.tool(instance.read)", message)
+        self.assertIn("@staticmethod", message)
+        self.assertNotIn("self: Any", message)
+
+        with self.assertRaisesRegex(TypeError, r"agenttool.tool\(Files.make\)"):
+
+            class Files:  # type: ignore[no-redef]
+                @at.tool
+                def make(cls, path: str) -> str:
+                    return path
+
+    def test_what_the_advice_says_works(self) -> None:
+        class Files:
+            def __init__(self, root: str) -> None:
+                self.root = root
+                self.read_tool = at.tool(self.read)
+
+            def read(self, path: str) -> str:
+                return self.root + path
+
+            @staticmethod
+            @at.tool
+            def size(path: str) -> int:
+                return len(path)
+
+        files = Files("/srv/")
+        self.assertEqual(list(files.read_tool.parameters["properties"]), ["path"])  # type: ignore[index]
+        self.assertEqual(files.read_tool.execute(at.Call("1", {"path": "a"})).output, "/srv/a")
+        self.assertEqual(Files.size.execute(at.Call("1", {"path": "abc"})).output, "3")
 
 
 if __name__ == "__main__":
