@@ -31,6 +31,7 @@ from typing import (
     NoReturn,
     Optional,
     Protocol,
+    SupportsIndex,
     TextIO,
     Union,
     overload,
@@ -4551,10 +4552,13 @@ def definition(t: Tool, format: str = "responses") -> dict[str, Any]:
     ``strict`` is always stated: OpenAI's Responses API reads a missing ``strict`` as "make
     the schema strict if you can", which would turn optional arguments into required nullable
     ones.  ``format`` is ``responses``, ``chat``, ``anthropic`` or ``gemini``.
+
+    Every format gives a copy (editing it never changes the tool, its validation or its
+    hash) and checks the name against that provider's rule, raising ``ValueError``.
     """
     canonical = _canonical_definition(t)
     if format == "responses":
-        return {**canonical, "strict": is_strict(t)}
+        canonical["strict"] = is_strict(t)
     return _provider_definition(canonical, format)
 
 
@@ -4633,9 +4637,107 @@ class CloseError(Exception):
         super().__init__("\n".join(str(e) for e in errors))
 
 
+def _is_tool(obj: Any) -> bool:
+    """Whether ``obj`` is a tool instance: a name, a description, parameters and ``execute``."""
+    return (
+        not isinstance(obj, type)
+        and isinstance(getattr(obj, "name", None), str)
+        and hasattr(obj, "description")
+        and hasattr(obj, "parameters")
+        and callable(getattr(obj, "execute", None))
+    )
+
+
+def _not_a_tool(obj: Any, where: str) -> TypeError:
+    """The refusal of something that is not a tool, saying how to make one from a function."""
+    if _is_function(obj) and not isinstance(obj, functools.partial):
+        name = getattr(obj, "__name__", "fn")
+        return TypeError(
+            f"agenttool: {where}: {name} is a plain function, not a tool; make it one with "
+            f"agenttool.tool({name}), or @agenttool.tool where it is defined"
+        )
+    return TypeError(
+        f"agenttool: {where}: expected a tool (name, description, parameters and execute), "
+        f"got {type(obj).__name__}"
+    )
+
+
+def _name_problems(tools: Sequence[Any], start: int, names: set[str]) -> list[str]:
+    """Empty and duplicate names among ``tools`` (numbered from ``start``), given the names
+    already taken; a provider refuses the request for either."""
+    problems: list[str] = []
+    for i, t in enumerate(tools, start):
+        if not t.name:
+            problems.append(f"tool[{i}]: empty name")
+        elif t.name in names:
+            problems.append(f'tool "{t.name}": duplicate name')
+        names.add(t.name)
+    return problems
+
+
 class ToolSet(list[Tool]):
     """The tools offered to a model, in order: a list with lookups, checks, definitions and
-    one call from a provider's tool calls to the output items to send back."""
+    one call from a provider's tool calls to the output items to send back.
+
+    Every way of putting a tool in (construction, ``append``, ``extend``, ``insert``,
+    ``+=``, item and slice assignment) refuses what is not a tool (``TypeError``; a plain
+    function is made a tool with :func:`tool`) and an empty or duplicate name
+    (``ValueError``), naming the operation.  ``validate()`` checks again, for names changed
+    after the tools were added.  ``set + list`` is a plain list, as for any list.
+    """
+
+    def __init__(self, tools: collections.abc.Iterable[Tool] = ()) -> None:
+        items = list(tools)
+        self._admit("ToolSet", items, [])
+        super().__init__(items)
+
+    def _admit(self, where: str, items: list[Any], kept: Sequence[Tool]) -> None:
+        """Refuses ``items`` unless each is a tool whose name is not empty and not taken,
+        among themselves or by ``kept`` (the tools that stay)."""
+        for t in items:
+            if not _is_tool(t):
+                raise _not_a_tool(t, where)
+        problems = _name_problems(items, len(kept), {t.name for t in kept})
+        if problems:
+            raise ValueError(f"agenttool: {where}: " + "; ".join(problems))
+
+    def append(self, tool: Tool) -> None:
+        self._admit("ToolSet.append", [tool], self)
+        super().append(tool)
+
+    def insert(self, index: SupportsIndex, tool: Tool) -> None:
+        self._admit("ToolSet.insert", [tool], self)
+        super().insert(index, tool)
+
+    def extend(self, tools: collections.abc.Iterable[Tool]) -> None:
+        items = list(tools)
+        self._admit("ToolSet.extend", items, self)
+        super().extend(items)
+
+    def __iadd__(self, tools: collections.abc.Iterable[Tool]) -> ToolSet:  # type: ignore[override,misc]
+        items = list(tools)
+        self._admit("ToolSet +=", items, self)
+        super().extend(items)
+        return self
+
+    def __imul__(self, n: SupportsIndex) -> ToolSet:
+        if n.__index__() > 1 and self:
+            raise ValueError(f'agenttool: ToolSet *=: tool "{self[0].name}": duplicate name')
+        super().__imul__(n)
+        return self
+
+    @overload
+    def __setitem__(self, index: SupportsIndex, tool: Tool) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, tool: collections.abc.Iterable[Tool]) -> None: ...
+
+    def __setitem__(self, index: Any, tool: Any) -> None:
+        kept = list(self)
+        del kept[index]  # an index out of range fails here as it would in the list
+        items = list(tool) if isinstance(index, slice) else [tool]
+        self._admit("ToolSet[...] =", items, kept)
+        super().__setitem__(index, items if isinstance(index, slice) else tool)
 
     def lookup(self, name: str) -> Tool | None:
         """The tool of that name, or ``None``."""
@@ -4646,14 +4748,7 @@ class ToolSet(list[Tool]):
 
     def validate(self) -> None:
         """Refuse empty and duplicate names (a provider refuses the request for either)."""
-        problems: list[str] = []
-        seen: set[str] = set()
-        for i, t in enumerate(self):
-            if not t.name:
-                problems.append(f"tool[{i}]: empty name")
-            elif t.name in seen:
-                problems.append(f'tool "{t.name}": duplicate name')
-            seen.add(t.name)
+        problems = _name_problems(self, 0, set())
         if problems:
             raise ValueError("agenttool: " + "; ".join(problems))
 
@@ -5725,19 +5820,8 @@ class _CliTargetError(Exception):
     exists instead."""
 
 
-def _cli_is_tool(obj: Any) -> bool:
-    """Whether ``obj`` is a tool instance: a name, a description, parameters and ``execute``."""
-    return (
-        not isinstance(obj, type)
-        and isinstance(getattr(obj, "name", None), str)
-        and hasattr(obj, "description")
-        and hasattr(obj, "parameters")
-        and callable(getattr(obj, "execute", None))
-    )
-
-
 def _cli_is_tool_list(obj: Any) -> bool:
-    return isinstance(obj, (list, tuple)) and all(_cli_is_tool(t) for t in obj)
+    return isinstance(obj, (list, tuple)) and all(_is_tool(t) for t in obj)
 
 
 def _cli_names(tools: list[Any]) -> str:
@@ -5813,7 +5897,7 @@ def _cli_load_target(target: str) -> list[Tool]:
         tools: list[Tool] = []
         seen: set[int] = set()
         for value in vars(module).values():
-            if _cli_is_tool(value) and id(value) not in seen:
+            if _is_tool(value) and id(value) not in seen:
                 seen.add(id(value))
                 tools.append(value)
         return tools
@@ -5821,13 +5905,13 @@ def _cli_load_target(target: str) -> list[Tool]:
     for i, step in enumerate(attr.split(".")):
         if not hasattr(obj, step):
             where = ref if i == 0 else f"{ref}:{'.'.join(attr.split('.')[:i])}"
-            found = [k for k, v in vars(module).items() if _cli_is_tool(v) or _cli_is_tool_list(v)]
+            found = [k for k, v in vars(module).items() if _is_tool(v) or _cli_is_tool_list(v)]
             listed = ", ".join(found) if found else "none"
             raise _CliTargetError(
                 f'{where} has no attribute "{step}"; its tools and tool lists are: {listed}'
             )
         obj = getattr(obj, step)
-    if _cli_is_tool(obj):
+    if _is_tool(obj):
         return [obj]
     if _cli_is_tool_list(obj):
         return list(obj)

@@ -21,6 +21,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -4789,6 +4790,111 @@ class TestMethodTools(unittest.TestCase):
         self.assertEqual(list(files.read_tool.parameters["properties"]), ["path"])  # type: ignore[index]
         self.assertEqual(files.read_tool.execute(at.Call("1", {"path": "a"})).output, "/srv/a")
         self.assertEqual(Files.size.execute(at.Call("1", {"path": "abc"})).output, "3")
+
+
+class TestDefinitionCopies(unittest.TestCase):
+    FORMATS = ("responses", "chat", "anthropic", "gemini")
+
+    def test_editing_a_definition_never_changes_the_tool(self) -> None:
+        def schema_of(defn: dict[str, Any]) -> dict[str, Any]:
+            for key in ("parameters", "input_schema", "parametersJsonSchema"):
+                if key in defn:
+                    return defn[key]  # type: ignore[no-any-return]
+            return schema_of(defn["function"])
+
+        t = at.tool(read_file_tool.fn, name="read_file")
+        none = at.new_func("ping", "Ping.", None, lambda call: "pong")
+        before = (json.dumps(t.parameters), at.definition_hash(t), at.definition_hash(none))
+        for fmt in self.FORMATS:
+            for tool in (t, none):
+                schema = schema_of(at.definition(tool, fmt))
+                schema["properties"]["injected"] = {"type": "string"}
+                schema.setdefault("required", []).append("injected")
+                schema["type"] = "array"
+        self.assertEqual(
+            (json.dumps(t.parameters), at.definition_hash(t), at.definition_hash(none)), before
+        )
+        self.assertEqual(at.NO_ARGS, {"type": "object", "properties": {}, "required": []})
+        self.assertEqual(t.execute(at.Call("1", {"path": "/a"})).output, "/a:0")
+
+    def test_every_format_checks_the_name_by_its_providers_rule(self) -> None:
+        for bad in ("has space", "x" * 100, "dotted.name", "", "café"):
+            t = at.new_func(bad or "placeholder", "", None, lambda call: "")
+            t.name = bad
+            for fmt in self.FORMATS:
+                if fmt == "gemini" and bad == "dotted.name":
+                    self.assertEqual(at.definition(t, fmt)["name"], bad)  # Gemini allows dots
+                    continue
+                with self.subTest(name=bad, format=fmt):
+                    with self.assertRaisesRegex(ValueError, "name"):
+                        at.definition(t, fmt)
+        ok = at.new_func("read_file-2", "", None, lambda call: "")
+        names = [json.dumps(at.definition(ok, fmt)).count('"read_file-2"') for fmt in self.FORMATS]
+        self.assertEqual(names, [1, 1, 1, 1])
+
+
+class TestToolSetMembers(unittest.TestCase):
+    def tool(self, name: str) -> Any:
+        return at.new_func(name, "", None, lambda call: name)
+
+    def test_a_plain_function_is_refused_saying_how_to_make_it_a_tool(self) -> None:
+        def read(path: str) -> str:
+            return path
+
+        a = self.tool("a")
+        s = at.ToolSet([a])
+        attempts: list[tuple[str, Callable[[], Any]]] = [
+            ("ToolSet", lambda: at.ToolSet([read])),
+            ("ToolSet.append", lambda: s.append(read)),
+            ("ToolSet.extend", lambda: s.extend([read])),
+            ("ToolSet.insert", lambda: s.insert(0, read)),
+            ("ToolSet +=", lambda: s.__iadd__([read])),
+            ("ToolSet[...] =", lambda: s.__setitem__(0, read)),
+            ("ToolSet[...] =", lambda: s.__setitem__(slice(0, 0), [read])),
+        ]
+        for where, attempt in attempts:
+            with self.subTest(where=where):
+                with self.assertRaises(TypeError) as caught:
+                    attempt()
+                self.assertEqual(
+                    str(caught.exception),
+                    f"agenttool: {where}: read is a plain function, not a tool; make it one "
+                    "with agenttool.tool(read), or @agenttool.tool where it is defined",
+                )
+        self.assertEqual(list(s), [a])
+        with self.assertRaisesRegex(TypeError, "expected a tool .*got str"):
+            at.ToolSet(["read"])  # type: ignore[list-item]
+
+    def test_duplicate_names_are_refused_by_every_way_of_adding(self) -> None:
+        a, b, other_a = self.tool("a"), self.tool("b"), self.tool("a")
+        s = at.ToolSet([a, b])
+        attempts: list[tuple[str, Callable[[], Any]]] = [
+            ("ToolSet", lambda: at.ToolSet([a, other_a])),
+            ("ToolSet.append", lambda: s.append(other_a)),
+            ("ToolSet.extend", lambda: s.extend([self.tool("c"), self.tool("c")])),
+            ("ToolSet.insert", lambda: s.insert(1, other_a)),
+            ("ToolSet +=", lambda: s.__iadd__([other_a])),
+            ("ToolSet[...] =", lambda: s.__setitem__(1, other_a)),
+            ("ToolSet[...] =", lambda: s.__setitem__(slice(2, 2), [other_a])),
+            ("ToolSet *=", lambda: s.__imul__(2)),
+        ]
+        for where, attempt in attempts:
+            with self.subTest(where=where):
+                with self.assertRaisesRegex(
+                    ValueError, rf'^agenttool: {re.escape(where)}: tool "(a|c)": duplicate name'
+                ):
+                    attempt()
+        self.assertEqual(list(s), [a, b])
+        s += [self.tool("c")]
+        s[0] = other_a  # replacing the tool of that name is not a duplicate
+        s[1:3] = [self.tool("x"), self.tool("y")]
+        s.insert(0, self.tool("z"))
+        self.assertEqual([t.name for t in s], ["z", "a", "x", "y"])
+        self.assertIsInstance(s, at.ToolSet)
+        with self.assertRaisesRegex(ValueError, r"tool\[1\]: empty name"):
+            nameless = self.tool("n")
+            nameless.name = ""
+            at.ToolSet([self.tool("m"), nameless])
 
 
 if __name__ == "__main__":
