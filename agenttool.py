@@ -862,12 +862,100 @@ def _doc_summary_of(doc: str) -> str:
     return _fold(para)
 
 
-def _doc_summary(fn: Any) -> str:
-    """The docstring's first paragraph, whitespace folded: a tool's default description.
+# Sections a tool's description leaves out: the schema says what they say (parameters), or
+# they are about the Python call, not the model's (returns, yields, raises, warns).
+_DOC_DROPPED = frozenset(
+    (
+        "args",
+        "arguments",
+        "parameters",
+        "params",
+        "attributes",
+        "fields",
+        "keyword args",
+        "keyword arguments",
+        "other parameters",
+        "return",
+        "returns",
+        "yield",
+        "yields",
+        "receives",
+        "raise",
+        "raises",
+        "warns",
+    )
+)
+_DOC_ITEM = r"(>>>|[-*+|] |\d+[.)] |-{3,}\s*$)"  # a list item, a doctest, a NumPy rule
 
-    A docstring that opens with a parameter section (``Args:``) has no summary.
-    """
-    return _doc_summary_of(_raw_doc(fn))
+
+def _doc_description(fn: Any) -> str:
+    """A tool's default description: its docstring without the sections about parameters,
+    returns, yields and raises (examples, notes and the rest stay)."""
+    return _doc_description_of(_raw_doc(fn))
+
+
+@functools.lru_cache(maxsize=512)
+def _doc_description_of(doc: str) -> str:
+    """The docstring's kept text.  Prose lines of a paragraph are folded into one line (a
+    one-paragraph docstring reads as it always did); indented lines, list items, doctests
+    and the line after a colon keep their lines; paragraphs stay apart by one blank line."""
+    lines = doc.splitlines()
+    out: list[str] = []
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i].rstrip()
+        if line and _section_start(lines, i):
+            i = _doc_section_end(lines, i)
+            if i >= 0:
+                continue
+            i = -i
+        if not line:
+            if out and out[-1]:
+                out.append("")
+        elif (
+            out
+            and out[-1]
+            and not line[0].isspace()
+            and not out[-1][0].isspace()
+            and not out[-1].endswith(":")
+            and not re.match(_DOC_ITEM, line)
+            and not re.match(_DOC_ITEM, out[-1])
+        ):
+            out[-1] = _fold([out[-1], line])
+        else:
+            out.append(line if line[0].isspace() else _fold([line]))
+        i += 1
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)
+
+
+def _doc_section_end(lines: list[str], i: int) -> int:
+    """Where the section starting at line ``i`` ends when the description drops it; ``-i``
+    when it is kept (its lines are read as any others)."""
+    s = lines[i].strip()
+    numpy = i + 1 < len(lines) and re.match(_DASHES, lines[i + 1].strip()) is not None
+    if s.startswith(":"):  # a Sphinx field (:param x:, :returns:, ...) and its continuation
+        header = _indent(lines[i])
+        i += 1
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > header):
+            if lines[i].strip().startswith(":"):
+                break
+            i += 1
+        return i
+    if s.rstrip(":").strip().lower() not in _DOC_DROPPED:
+        return -i
+    # A Google section's body is indented under its header (a docstring opening with "Args:"
+    # loses that to cleandoc: then it runs to the next section); a NumPy one runs to the next.
+    header = -1 if numpy or i == 0 else _indent(lines[i])
+    i += 2 if numpy else 1
+    while i < len(lines):
+        line = lines[i]
+        if line.strip():
+            if _indent(line) <= header or _section_start(lines, i):
+                break
+        i += 1
+    return i
 
 
 @functools.lru_cache(maxsize=512)
@@ -4248,7 +4336,7 @@ class FunctionTool:
         self.name = name or getattr(fn, "__name__", "")
         if not self.name or self.name == "<lambda>":
             raise ValueError("agenttool: a tool needs a name; give name=... for a lambda")
-        self.description = description or _doc_summary(fn)
+        self.description = description or _doc_description(fn)
         self.strict = strict
         self.sequential = sequential
         self.resource = resource

@@ -1593,7 +1593,7 @@ class TestDescriptions(unittest.TestCase):
         self.assertEqual(
             (s["a"]["description"], s["c"]["description"]), ("The a.", "The c, continued.")
         )
-        self.assertEqual(at._doc_summary(google), "Summary line continues here.")
+        self.assertEqual(at._doc_description(google), "Summary line continues here.\n\nMore prose.")
 
     def test_docstring_opening_with_args_has_no_summary_but_keeps_params(self) -> None:
         def f(a: int) -> None:
@@ -1601,7 +1601,7 @@ class TestDescriptions(unittest.TestCase):
             a: The a.
             """
 
-        self.assertEqual(at._doc_summary(f), "")
+        self.assertEqual(at._doc_description(f), "")
         self.assertEqual(at.schema_of(f)["properties"]["a"]["description"], "The a.")
 
     def test_unparseable_docstrings_are_never_an_error(self) -> None:
@@ -1613,7 +1613,7 @@ class TestDescriptions(unittest.TestCase):
             f.__doc__ = doc
             with self.subTest(doc=doc):
                 self.assertEqual(at.schema_of(f)["properties"]["a"]["type"], "integer")
-                at._doc_summary(f)
+                at._doc_description(f)
 
     def test_meta_constraints_and_member_order(self) -> None:
         meta = at.Meta(
@@ -4895,6 +4895,101 @@ class TestToolSetMembers(unittest.TestCase):
             nameless = self.tool("n")
             nameless.name = ""
             at.ToolSet([self.tool("m"), nameless])
+
+
+class TestToolDescriptions(unittest.TestCase):
+    def test_every_paragraph_stays_but_parameters_returns_yields_and_raises(self) -> None:
+        def google(path: str) -> str:
+            """Read a file
+            from disk.
+
+            Symlinks are followed; the file must be
+            text.
+
+            Args:
+                path: Where it is.
+                    Absolute.
+
+            Returns:
+                The text.
+
+            Raises:
+                OSError: It cannot be read.
+
+            Example:
+                >>> google("/etc/hostname")
+                'box'
+
+            Note:
+                Large files are cut at 1 MB.
+            """
+            return path
+
+        self.assertEqual(
+            at.tool(google).description,
+            "Read a file from disk.\n\nSymlinks are followed; the file must be text.\n\n"
+            "Example:\n    >>> google(\"/etc/hostname\")\n    'box'\n\n"
+            "Note:\n    Large files are cut at 1 MB.",
+        )
+
+    def test_numpy_and_sphinx_sections_the_same_way(self) -> None:
+        def numpy(n: int) -> Any:
+            """Count up.
+
+            Parameters
+            ----------
+            n : int
+                How far.
+
+            Yields
+            ------
+            int
+                Each number.
+
+            Notes
+            -----
+            - starts at 0
+            - stops before n
+            """
+
+        def sphinx(n: int) -> int:
+            """Count up.
+
+            :param n: How far,
+                at most 10.
+            :type n: int
+            :returns: the count
+            :raises ValueError: n is negative
+
+            Counting is cheap.
+            """
+            return n
+
+        self.assertEqual(
+            at.tool(numpy).description,
+            "Count up.\n\nNotes\n-----\n- starts at 0\n- stops before n",
+        )
+        self.assertEqual(at.tool(sphinx).description, "Count up.\n\nCounting is cheap.")
+
+    def test_one_paragraph_reads_as_before_and_sections_alone_give_nothing(self) -> None:
+        def one(n: int) -> int:
+            """Double a number,
+            exactly.
+
+            Returns:
+                Twice n.
+            """
+            return n
+
+        def only_args(n: int) -> int:
+            """Args:
+            n: The number.
+            """
+            return n
+
+        self.assertEqual(at.tool(one).description, "Double a number, exactly.")
+        self.assertEqual(at.tool(only_args).description, "")
+        self.assertEqual(at.schema_of(only_args)["properties"]["n"]["description"], "The number.")
 
 
 if __name__ == "__main__":
