@@ -5897,7 +5897,9 @@ python -m agenttool list TARGET [--format responses|chat|anthropic|gemini]
 
 _CLI_EPILOG = """\
 TARGET is a .py file or an importable module, optionally with :attr naming a tool, a list of
-tools or a ToolSet; without :attr, every tool at the module's top level.
+tools or a ToolSet.  Without :attr, the tools the module lists in __all__ (a list of tools or a
+ToolSet there gives its tools), or without __all__ every public tool the module defines itself
+(not one whose name starts with "_", not one it imported).
 
 exit status: 0 the call succeeded (or the list was printed); 1 the call failed, and stdout has
 the "Error: ..." the model would see; 2 an unknown target or tool, or a usage error."""
@@ -5924,12 +5926,44 @@ def _cli_python_files(folder: str) -> str:
     return ", ".join(found) if found else "none"
 
 
+def _cli_search_path(folder: str) -> None:
+    """Puts ``folder`` on ``sys.path`` after the standard library and before installed
+    packages, moving the working directory that ``-m`` put first there too: a target's
+    sibling modules import as under ``python file.py``, but a file there named like a
+    standard module (``queue.py``) cannot replace the one this module imports later."""
+
+    def where(entry: str) -> str:
+        return os.path.normcase(os.path.abspath(entry or os.curdir))
+
+    stdlib = where(os.path.dirname(os.__file__))
+    cwd = where(os.curdir)
+    moved = [folder]
+    if where(folder) != cwd and any(where(p) == cwd for p in sys.path):
+        moved.append(os.getcwd())
+    entries = [p for p in sys.path if where(p) not in (cwd, where(folder))]
+    last = -1
+    for i, entry in enumerate(entries):
+        path = where(entry)
+        if path.startswith(stdlib) or (
+            path.endswith(".zip") and os.path.dirname(path) == os.path.dirname(stdlib)
+        ):
+            last = i
+    entries[last + 1 : last + 1] = moved
+    sys.path[:] = entries
+
+
 def _cli_import_target(ref: str) -> Any:
     """The module a target names: a ``.py`` file by path, or a module by import name."""
     import importlib
     import importlib.util
 
-    if ref.endswith(".py") or os.sep in ref or (os.altsep is not None and os.altsep in ref):
+    is_path = os.sep in ref or (os.altsep is not None and os.altsep in ref)
+    if os.path.isdir(ref) and (is_path or not os.path.isfile(os.path.join(ref, "__init__.py"))):
+        raise _CliTargetError(
+            f"{ref} is a folder; TARGET is a .py file or an importable module (optionally "
+            f"with :attr): the .py files in {ref} are: {_cli_python_files(ref)}"
+        )
+    if ref.endswith(".py") or is_path:
         path = os.path.abspath(ref)
         if not os.path.isfile(path):
             folder = os.path.dirname(path)
@@ -5942,9 +5976,7 @@ def _cli_import_target(ref: str) -> Any:
         if spec is None or spec.loader is None:
             raise _CliTargetError(f"cannot load {ref} as Python")
         module = importlib.util.module_from_spec(spec)
-        folder = os.path.dirname(path)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)  # its sibling modules import as under `python file.py`
+        _cli_search_path(os.path.dirname(path))
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
@@ -5952,8 +5984,7 @@ def _cli_import_target(ref: str) -> Any:
             sys.modules.pop(name, None)
             raise _cli_cannot_load(ref, exc) from exc
         return module
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` does, for `python agenttool.py` too
+    _cli_search_path(os.getcwd())  # as `python -m` does, for `python agenttool.py` too
     try:
         return importlib.import_module(ref)
     except ModuleNotFoundError as exc:
@@ -5982,13 +6013,7 @@ def _cli_load_target(target: str) -> list[Tool]:
         ref, attr = head, tail
     module = _cli_import_target(ref)
     if not attr:
-        tools: list[Tool] = []
-        seen: set[int] = set()
-        for value in vars(module).values():
-            if _is_tool(value) and id(value) not in seen:
-                seen.add(id(value))
-                tools.append(value)
-        return tools
+        return _cli_module_tools(module, ref)
     obj: Any = module
     for i, step in enumerate(attr.split(".")):
         if not hasattr(obj, step):
@@ -6006,6 +6031,43 @@ def _cli_load_target(target: str) -> list[Tool]:
     raise _CliTargetError(
         f"{target} is a {type(obj).__name__}, not a tool, a list of tools or a ToolSet"
     )
+
+
+def _cli_module_tools(module: Any, ref: str) -> list[Tool]:
+    """The tools a module offers: those its ``__all__`` lists, in that order (a list of tools
+    or a ToolSet listed there gives its tools), or without ``__all__`` every public tool the
+    module defines itself, in definition order; a tool it imported, or one under a name that
+    starts with ``_``, is not offered."""
+    names = getattr(module, "__all__", None)
+    found: list[Any] = []
+    if names is not None:
+        for name in names:
+            if not hasattr(module, name):
+                raise _CliTargetError(f'{ref}: __all__ lists "{name}", which it does not define')
+            value = getattr(module, name)
+            found.extend(value if _cli_is_tool_list(value) else [value])
+    else:
+        found = [
+            value
+            for name, value in vars(module).items()
+            if not name.startswith("_") and _cli_defined_in(value, module.__name__)
+        ]
+    tools: list[Tool] = []
+    for value in found:
+        if _is_tool(value) and all(value is not t for t in tools):
+            tools.append(value)
+    return tools
+
+
+def _cli_defined_in(value: Any, module: str) -> bool:
+    """Whether the tool ``value`` was made in ``module``: its function (through wrappers and
+    partials) or its class comes from there."""
+    while isinstance(value, _Wrapper):
+        value = value._inner
+    fn = getattr(value, "fn", value) if isinstance(value, FunctionTool) else value
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return type(value).__module__ == module or getattr(fn, "__module__", None) == module
 
 
 def _cli_text_of(output: Any) -> str:
@@ -6144,15 +6206,20 @@ def main(argv: list[str] | None = None) -> int:
         epilog=_CLI_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"agenttool {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="{list,call}")
-    listing = commands.add_parser("list", help="print the tools' definitions as a JSON array")
+    listing = commands.add_parser(
+        "list", prog="python -m agenttool list", help="print the tools' definitions as a JSON array"
+    )
     listing.add_argument("target", metavar="TARGET")
     listing.add_argument(
         "--format",
         default="responses",
         help="responses (default), chat, anthropic or gemini",
     )
-    calling = commands.add_parser("call", help="run one call and print what the model sees")
+    calling = commands.add_parser(
+        "call", prog="python -m agenttool call", help="run one call and print what the model sees"
+    )
     calling.add_argument("target", metavar="TARGET")
     calling.add_argument("tool", metavar="TOOL")
     calling.add_argument(
