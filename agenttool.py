@@ -5926,27 +5926,27 @@ def _cli_python_files(folder: str) -> str:
     return ", ".join(found) if found else "none"
 
 
-def _cli_search_path(folder: str) -> None:
-    """Puts ``folder`` on ``sys.path`` after the standard library and before installed
-    packages, moving the working directory that ``-m`` put first there too: a target's
-    sibling modules import as under ``python file.py``, but a file there named like a
-    standard module (``queue.py``) cannot replace the one this module imports later."""
+def _cli_search_path(folder: str | None = None) -> None:
+    """Puts ``folder`` and the working directory (where ``sys.path`` has it, as under ``-m``)
+    after the standard library and before installed packages: a target's sibling modules
+    import as under ``python file.py``, but a file there named like a standard module
+    (``queue.py``) cannot replace one this module imports later."""
 
     def where(entry: str) -> str:
         return os.path.normcase(os.path.abspath(entry or os.curdir))
 
     stdlib = where(os.path.dirname(os.__file__))
     cwd = where(os.curdir)
-    moved = [folder]
-    if where(folder) != cwd and any(where(p) == cwd for p in sys.path):
+    moved = [] if folder is None else [folder]
+    if any(where(p) == cwd for p in sys.path) and cwd not in map(where, moved):
         moved.append(os.getcwd())
-    entries = [p for p in sys.path if where(p) not in (cwd, where(folder))]
+    gone = {cwd, *map(where, moved)}
+    entries = [p for p in sys.path if where(p) not in gone]
     last = -1
     for i, entry in enumerate(entries):
         path = where(entry)
-        if path.startswith(stdlib) or (
-            path.endswith(".zip") and os.path.dirname(path) == os.path.dirname(stdlib)
-        ):
+        zipped = path.endswith(".zip") and os.path.dirname(path) == os.path.dirname(stdlib)
+        if path.startswith(stdlib) or zipped:
             last = i
     entries[last + 1 : last + 1] = moved
     sys.path[:] = entries
@@ -6137,7 +6137,6 @@ def _cli_print_record(record: Record) -> None:
 
 def _cli_list(target: str, format: str) -> int:
     tools = ToolSet(_cli_load_target(target))
-    tools.validate()
     if not tools:
         _cli_write(
             sys.stderr,
@@ -6197,6 +6196,7 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (``sys.argv[1:]`` by default); the exit status."""
+    _cli_search_path()
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -6240,7 +6240,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cli_list(ns.target, ns.format)
         return _cli_call(ns.target, ns.tool, ns.args, ns.traceback)
     except (_CliTargetError, ValueError) as exc:  # ValueError: duplicate names, a bad format
-        _cli_write(sys.stderr, f"agenttool: {exc}")
+        message = str(exc)
+        _cli_write(
+            sys.stderr, message if message.startswith("agenttool: ") else f"agenttool: {message}"
+        )
         return 2
 
 

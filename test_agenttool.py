@@ -23,6 +23,7 @@ import pathlib
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -4990,6 +4991,291 @@ class TestToolDescriptions(unittest.TestCase):
         self.assertEqual(at.tool(one).description, "Double a number, exactly.")
         self.assertEqual(at.tool(only_args).description, "")
         self.assertEqual(at.schema_of(only_args)["properties"]["n"]["description"], "The number.")
+
+
+# ----- the command line: what it loads, what it prints where ----------------------------------
+
+
+class _CommandLine(_Workspace):
+    """Runs the command line in this process, or as a user does in a fresh interpreter."""
+
+    def run_main(self, *argv: str, stdin: Any = "") -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        old_stdin = sys.stdin
+        sys.stdin = io.StringIO(stdin) if isinstance(stdin, str) else stdin
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = at.main(list(argv))
+        finally:
+            sys.stdin = old_stdin
+        return code, out.getvalue(), err.getvalue()
+
+    def run_cli(self, *argv: str, cwd: str) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        env["PYTHONPATH"] = _repo() + os.pathsep + env.get("PYTHONPATH", "")
+        return subprocess.run(
+            [sys.executable, "-m", "agenttool", *argv],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+
+class TestCommandLineTargets(_CommandLine):
+    def test_standard_module_names_in_the_targets_folder_replace_nothing(self) -> None:
+        for name in ("queue", "asyncio", "uuid", "argparse", "traceback"):
+            self.write(f"{name}.py", f"raise ImportError('the folder\\'s own {name}.py')\n")
+        target = self.write(
+            "stdlib_names_target.py",
+            "import agenttool, uuid as _uuid\n"
+            "@agenttool.tool\n"
+            "def add(a: int, b: int) -> int:\n"
+            "    return a + b\n"
+            "@agenttool.tool\n"
+            "async def ident() -> str:\n"
+            "    return str(_uuid.UUID(int=7))\n",
+        )
+        elsewhere = tempfile.mkdtemp(prefix="agenttool-cwd-")
+        self.addCleanup(shutil.rmtree, elsewhere, True)
+        for cwd, ref in ((elsewhere, target), (self.dir, "stdlib_names_target.py")):
+            with self.subTest(cwd=cwd):
+                done = self.run_cli("call", ref, "add", '{"a": 2, "b": 3}', cwd=cwd)
+                self.assertEqual((done.returncode, done.stdout), (0, "5\n"), done.stderr)
+                done = self.run_cli("call", ref, "ident", cwd=cwd)
+                self.assertEqual(
+                    (done.returncode, done.stdout),
+                    (0, "00000000-0000-0000-0000-000000000007\n"),
+                    done.stderr,
+                )
+                done = self.run_cli("list", ref, cwd=cwd)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertEqual([d["name"] for d in json.loads(done.stdout)], ["add", "ident"])
+
+    def test_a_sibling_module_still_imports_as_under_python_file(self) -> None:
+        self.write("helpers_beside.py", "ANSWER = 42\n")
+        target = self.write(
+            "uses_sibling.py",
+            "import agenttool, helpers_beside\n"
+            "@agenttool.tool\n"
+            "def answer() -> int:\n"
+            "    return helpers_beside.ANSWER\n",
+        )
+        self.assertEqual(self.run_main("call", target, "answer")[:2], (0, "42\n"))
+
+    def test_without_all_only_the_public_tools_the_module_defines(self) -> None:
+        self.write(
+            "shared_tools.py",
+            "import agenttool\n@agenttool.tool\ndef imported_one() -> str:\n    return 'x'\n",
+        )
+        target = self.write(
+            "own_tools.py",
+            "import functools, agenttool\n"
+            "from shared_tools import imported_one\n"
+            "import shared_tools as _shared\n"
+            "@agenttool.tool\n"
+            "def public() -> str:\n"
+            "    return 'p'\n"
+            "@agenttool.tool\n"
+            "def _private() -> str:\n"
+            "    return 'q'\n"
+            "def _read(path: str, root: str) -> str:\n"
+            "    return root + path\n"
+            "bound = agenttool.tool(functools.partial(_read, root='/srv'), name='bound')\n"
+            "def _plain() -> str:\n"
+            "    return 'w'\n"
+            "wrapped = agenttool.wrap(agenttool.tool(_plain, name='wrapped'), lambda c: c)\n"
+            "alias = imported_one\n"
+            "class Echo:\n"
+            "    name, description, parameters = 'echo', 'Echo.', None\n"
+            "    def execute(self, call):\n"
+            "        return agenttool.text('echo')\n"
+            "echo = Echo()\n",
+        )
+        code, out, err = self.run_main("list", target)
+        self.assertEqual(code, 0, err)
+        names = ["public", "bound", "wrapped", "echo"]
+        self.assertEqual([d["name"] for d in json.loads(out)], names)
+        code, out, err = self.run_main("call", target, "imported_one")
+        self.assertEqual(code, 2)
+        self.assertIn('"public", "bound", "wrapped", "echo"', err)
+
+    def test_all_lists_exactly_the_tools_offered(self) -> None:
+        self.write(
+            "more_tools.py",
+            "import agenttool\n@agenttool.tool\ndef borrowed() -> str:\n    return 'b'\n",
+        )
+        target = self.write(
+            "listed_tools.py",
+            "import agenttool\n"
+            "from more_tools import borrowed\n"
+            "__all__ = ['second', 'borrowed', '_hidden', 'GROUP', 'helper']\n"
+            "@agenttool.tool\n"
+            "def first() -> str:\n"
+            "    return '1'\n"
+            "@agenttool.tool\n"
+            "def second() -> str:\n"
+            "    return '2'\n"
+            "@agenttool.tool\n"
+            "def _hidden() -> str:\n"
+            "    return 'h'\n"
+            "@agenttool.tool\n"
+            "def grouped() -> str:\n"
+            "    return 'g'\n"
+            "GROUP = agenttool.ToolSet([grouped])\n"
+            "def helper() -> None:\n"
+            "    pass\n",
+        )
+        code, out, err = self.run_main("list", target)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(
+            [d["name"] for d in json.loads(out)], ["second", "borrowed", "_hidden", "grouped"]
+        )
+        missing = self.write("missing_all.py", "__all__ = ['nowhere']\n")
+        code, out, err = self.run_main("list", missing)
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn('__all__ lists "nowhere", which it does not define', err)
+
+    def test_version_and_help_and_a_folder(self) -> None:
+        code, out, _ = self.run_main("--version")
+        self.assertEqual((code, out), (0, f"agenttool {at.__version__}\n"))
+        for command, own in (("call", "--traceback"), ("list", "--format")):
+            code, out, _ = self.run_main(command, "-h")
+            self.assertEqual(code, 0)
+            usage = out.split("\n\n")[0]
+            self.assertTrue(usage.startswith(f"usage: python -m agenttool {command} "), usage)
+            self.assertEqual(usage.count(own), 1, usage)
+            self.assertEqual(usage.count("TARGET"), 1, usage)
+        self.write("inside.py", "X = 1\n")
+        for folder in (self.dir, self.dir + os.sep):
+            code, out, err = self.run_main("list", folder)
+            self.assertEqual((code, out), (2, ""))
+            self.assertIn("is a folder; TARGET is a .py file or an importable module", err)
+            self.assertIn("inside.py", err)
+        os.chdir(os.path.dirname(self.dir))
+        code, _, err = self.run_main("list", os.path.basename(self.dir))
+        self.assertEqual(code, 2)
+        self.assertIn("is a folder", err)
+
+
+CLI_STREAMS_TARGET = textwrap.dedent(
+    """
+    import dataclasses
+    import sys
+    import agenttool
+
+
+    @dataclasses.dataclass
+    class Audit:
+        record_ns = "test:audit"
+        who: str
+
+
+    @agenttool.tool
+    def finish(reason: str) -> agenttool.Result:
+        agenttool.write_record(Audit("me"))
+        agenttool.progress("working")
+        return agenttool.Result("final words", details={"n": 1}, terminate=True)
+
+
+    @agenttool.tool
+    def ask() -> str:
+        answer = agenttool.elicit(agenttool.Elicitation("go ahead?"))
+        return answer.action.value
+
+
+    @agenttool.tool
+    def wait() -> str:
+        print("tool started", file=sys.stderr, flush=True)
+        agenttool.cancel_event().wait(30)
+        return "cancelled" if agenttool.cancelled() else "not cancelled"
+    """
+)
+
+
+class _Terminal(io.StringIO):
+    """Standard input as a terminal: the command line asks its questions there."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class TestCommandLineStreams(_CommandLine):
+    def test_records_and_terminate_never_reach_stdout(self) -> None:
+        target = self.write("streams_target.py", CLI_STREAMS_TARGET)
+        code, out, err = self.run_main("call", target, "finish", '{"reason": "done"}')
+        self.assertEqual((code, out), (0, "final words\n"))
+        self.assertEqual(
+            err.splitlines(),
+            [
+                'record test:audit: {"who":"me"}',
+                "progress: working",
+                'details: {"n": 1}',
+                "terminate: true",
+            ],
+        )
+
+    def test_a_question_on_the_terminal_takes_yes_as_well_as_y(self) -> None:
+        target = self.write("streams_target.py", CLI_STREAMS_TARGET)
+        for typed, action in (
+            ("y\n", "accept"),
+            ("yes\n", "accept"),
+            ("YES \n", "accept"),
+            ("Y\n", "accept"),
+            ("n\n", "decline"),
+            ("yess\n", "decline"),
+            ("\n", "decline"),
+            ("", "cancel"),
+        ):
+            with self.subTest(typed=typed):
+                code, out, err = self.run_main("call", target, "ask", stdin=_Terminal(typed))
+                self.assertEqual((code, out), (0, action + "\n"))
+                self.assertIn("the tool asks: go ahead?", err)
+
+    @unittest.skipUnless(hasattr(signal, "SIGINT") and os.name == "posix", "POSIX signals")
+    def test_ctrl_c_cancels_the_call_and_exits_130(self) -> None:
+        target = self.write("streams_target.py", CLI_STREAMS_TARGET)
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        env["PYTHONPATH"] = _repo() + os.pathsep + env.get("PYTHONPATH", "")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agenttool", "call", target, "wait"],
+            cwd=self.dir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert proc.stderr is not None
+            self.assertEqual(proc.stderr.readline(), "tool started\n")
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(out, "")
+        self.assertIn("interrupted; the call was cancelled", err)
+
+
+class TestBuiltToolDefaults(unittest.TestCase):
+    def test_a_built_tool_without_confined_reads_unconfined(self) -> None:
+        def f() -> str:
+            return ""
+
+        for t in (
+            at.tool(f),
+            at.new("g", "", f),
+            at.new_func("h", "", None, lambda call: ""),
+            at.new("c", "", f, closer=lambda: None),
+        ):
+            self.assertEqual(at.confined_by(t, {}), (False, ""), t.name)
+            self.assertEqual(at.confined_by(t, {"x": 1}), (False, ""), t.name)
+        confined = at.new("k", "", f, confined=lambda args: (True, "landlock"))
+        self.assertEqual(at.confined_by(confined, {}), (True, "landlock"))
 
 
 if __name__ == "__main__":
