@@ -904,11 +904,10 @@ def _doc_description_of(doc: str) -> str:
     i, n = 0, len(lines)
     while i < n:
         line = lines[i].rstrip()
-        if line and _section_start(lines, i):
-            i = _doc_section_end(lines, i)
-            if i >= 0:
-                continue
-            i = -i
+        end = _dropped_section_end(lines, i) if line and _section_start(lines, i) else None
+        if end is not None:
+            i = end
+            continue
         if not line:
             if out and out[-1]:
                 out.append("")
@@ -930,8 +929,8 @@ def _doc_description_of(doc: str) -> str:
     return "\n".join(out)
 
 
-def _doc_section_end(lines: list[str], i: int) -> int:
-    """Where the section starting at line ``i`` ends when the description drops it; ``-i``
+def _dropped_section_end(lines: list[str], i: int) -> int | None:
+    """Where the section starting at line ``i`` ends when the description drops it; ``None``
     when it is kept (its lines are read as any others)."""
     s = lines[i].strip()
     numpy = i + 1 < len(lines) and re.match(_DASHES, lines[i + 1].strip()) is not None
@@ -944,7 +943,7 @@ def _doc_section_end(lines: list[str], i: int) -> int:
             i += 1
         return i
     if s.rstrip(":").strip().lower() not in _DOC_DROPPED:
-        return -i
+        return None
     # A Google section's body is indented under its header (a docstring opening with "Args:"
     # loses that to cleandoc: then it runs to the next section); a NumPy one runs to the next.
     header = -1 if numpy or i == 0 else _indent(lines[i])
@@ -4738,8 +4737,13 @@ def _is_tool(obj: Any) -> bool:
 
 def _not_a_tool(obj: Any, where: str) -> TypeError:
     """The refusal of something that is not a tool, saying how to make one from a function."""
-    if _is_function(obj) and not isinstance(obj, functools.partial):
-        name = getattr(obj, "__name__", "fn")
+    if isinstance(obj, type):
+        return TypeError(
+            f"agenttool: {where}: {obj.__name__} is a class; a tool is an instance "
+            f"(write {obj.__name__}(...))"
+        )
+    if callable(obj):
+        name = getattr(obj, "__name__", "") or "fn"
         return TypeError(
             f"agenttool: {where}: {name} is a plain function, not a tool; make it one with "
             f"agenttool.tool({name}), or @agenttool.tool where it is defined"

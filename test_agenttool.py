@@ -4866,6 +4866,16 @@ class TestToolSetMembers(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "expected a tool .*got str"):
             at.ToolSet(["read"])  # type: ignore[list-item]
 
+        class Echo:
+            name, description, parameters = "echo", "", None
+
+            def execute(self, call: at.Call) -> at.Result:
+                return at.text("echo")
+
+        with self.assertRaisesRegex(TypeError, r"Echo is a class; a tool is an instance"):
+            at.ToolSet([Echo])  # type: ignore[list-item]
+        self.assertEqual(len(at.ToolSet([Echo()])), 1)  # type: ignore[list-item]
+
     def test_duplicate_names_are_refused_by_every_way_of_adding(self) -> None:
         a, b, other_a = self.tool("a"), self.tool("b"), self.tool("a")
         s = at.ToolSet([a, b])
@@ -4991,6 +5001,19 @@ class TestToolDescriptions(unittest.TestCase):
         self.assertEqual(at.tool(one).description, "Double a number, exactly.")
         self.assertEqual(at.tool(only_args).description, "")
         self.assertEqual(at.schema_of(only_args)["properties"]["n"]["description"], "The number.")
+
+    def test_a_docstring_opening_with_a_kept_section_keeps_it(self) -> None:
+        for doc, description in (
+            ("Note:\n    Slow.\n", "Note:\nSlow."),
+            ("Examples\n--------\n>>> f()\n", "Examples\n--------\n>>> f()"),
+            ("Returns:\n    x\nNote:\n    kept", "Note:\n    kept"),
+        ):
+
+            def f() -> None:
+                pass
+
+            f.__doc__ = doc
+            self.assertEqual(at.tool(f).description, description)
 
 
 # ----- the command line: what it loads, what it prints where ----------------------------------
