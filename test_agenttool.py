@@ -5048,7 +5048,7 @@ class _CommandLine(_Workspace):
 
 class TestCommandLineTargets(_CommandLine):
     def test_standard_module_names_in_the_targets_folder_replace_nothing(self) -> None:
-        for name in ("queue", "asyncio", "uuid", "argparse", "traceback"):
+        for name in ("queue", "asyncio", "uuid", "argparse"):
             self.write(f"{name}.py", f"raise ImportError('the folder\\'s own {name}.py')\n")
         target = self.write(
             "stdlib_names_target.py",
