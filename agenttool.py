@@ -5939,7 +5939,8 @@ def _cli_search_path(folder: str | None = None) -> None:
     def where(entry: str) -> str:
         return os.path.normcase(os.path.abspath(entry or os.curdir))
 
-    stdlib = where(os.path.dirname(os.__file__))
+    home = getattr(os, "__file__", None)  # a frozen interpreter may not have one
+    stdlib = where(os.path.dirname(home)) if home else "\0"
     cwd = where(os.curdir)
     moved = [] if folder is None else [folder]
     if any(where(p) == cwd for p in sys.path) and cwd not in map(where, moved):
@@ -5950,7 +5951,7 @@ def _cli_search_path(folder: str | None = None) -> None:
     for i, entry in enumerate(entries):
         path = where(entry)
         zipped = path.endswith(".zip") and os.path.dirname(path) == os.path.dirname(stdlib)
-        if path.startswith(stdlib) or zipped:
+        if path == stdlib or path.startswith(stdlib + os.sep) or zipped:
             last = i
     entries[last + 1 : last + 1] = moved
     sys.path[:] = entries
