@@ -4332,7 +4332,10 @@ class FunctionTool:
         if not callable(fn):
             raise TypeError(f"agenttool: tool {name!r}: fn must be callable, got {fn!r}")
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "")
+        named = fn
+        while isinstance(named, functools.partial):  # a partial is named for its function
+            named = named.func
+        self.name = name or getattr(named, "__name__", "")
         if not self.name or self.name == "<lambda>":
             raise ValueError("agenttool: a tool needs a name; give name=... for a lambda")
         self.description = description or _doc_description(fn)

@@ -4531,6 +4531,7 @@ class TestTheModule(unittest.TestCase):
 
 
 def _read_under(path: str, root: str = "/", mode: str = "text") -> str:
+    """Read a file under a root."""
     return f"{root}|{path}|{mode}"
 
 
@@ -4564,6 +4565,11 @@ class TestPartialParameters(unittest.TestCase):
         )
         with self.assertRaisesRegex(at.ValidationError, 'unexpected property "root"$'):
             t.execute(at.Call("1", {"path": "a", "root": "/"}))
+
+    def test_a_partial_is_named_and_described_by_its_function(self) -> None:
+        t = at.tool(functools.partial(_read_under, root="/srv/safe"))
+        self.assertEqual((t.name, t.description), ("_read_under", "Read a file under a root."))
+        self.assertEqual(t.execute(at.Call("1", {"path": "a"})).output, "/srv/safe|a|text")
 
     def test_partials_of_partials_and_positional_binding(self) -> None:
         inner = functools.partial(_read_under, "fixed.txt")
