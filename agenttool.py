@@ -5912,6 +5912,11 @@ exit status: 0 the call succeeded (or the list was printed); 1 the call failed, 
 the "Error: ..." the model would see; 2 an unknown target or tool, or a usage error."""
 
 
+_CLI_OFFERED = (
+    "a tool the module imports, or names with a leading _, is offered when __all__ lists it"
+)
+
+
 class _CliTargetError(Exception):
     """A target or tool the command line cannot find: exit status 2, the message says what
     exists instead."""
@@ -6149,7 +6154,7 @@ def _cli_list(target: str, format: str) -> int:
         _cli_write(
             sys.stderr,
             f"agenttool: no tools in {target} (a tool has a name, a description, parameters "
-            "and execute; @agenttool.tool makes one from a function)",
+            f"and execute; @agenttool.tool makes one from a function; {_CLI_OFFERED})",
         )
     _cli_write(sys.stdout, json.dumps(tools.definitions(format), indent=2, ensure_ascii=False))
     return 0
@@ -6160,7 +6165,8 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
     chosen = tools.lookup(name)
     if chosen is None:
         raise _CliTargetError(
-            f'no tool named "{name}" in {target}; the tools are: {_cli_names(tools)}'
+            f'no tool named "{name}" in {target}; the tools are: {_cli_names(tools)} '
+            f"({_CLI_OFFERED})"
         )
     interactive = args != "-" and sys.stdin is not None and sys.stdin.isatty()
     if args == "-":

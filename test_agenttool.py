@@ -5129,6 +5129,7 @@ class TestCommandLineTargets(_CommandLine):
         code, out, err = self.run_main("call", target, "imported_one")
         self.assertEqual(code, 2)
         self.assertIn('"public", "bound", "wrapped", "echo"', err)
+        self.assertIn("a tool the module imports, or names with a leading _, is offered when", err)
 
     def test_all_lists_exactly_the_tools_offered(self) -> None:
         self.write(
