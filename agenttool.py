@@ -6018,12 +6018,17 @@ def _cli_cannot_load(ref: str, exc: Exception) -> _CliTargetError:
     return _CliTargetError(f"cannot load {ref}: {type(exc).__name__}: {exc}")
 
 
-def _cli_load_target(target: str) -> list[Tool]:
-    """The tools a ``TARGET`` names, in order (see the module docstring)."""
-    ref, attr = target, ""
+def _cli_split_target(target: str) -> tuple[str, str]:
+    """``TARGET`` as the module it names and its ``:attr`` (``""`` for none)."""
     head, sep, tail = target.rpartition(":")
     if sep and head and all(p.isidentifier() for p in tail.split(".")):
-        ref, attr = head, tail
+        return head, tail
+    return target, ""
+
+
+def _cli_load_target(target: str) -> list[Tool]:
+    """The tools a ``TARGET`` names, in order (see the module docstring)."""
+    ref, attr = _cli_split_target(target)
     module = _cli_import_target(ref)
     if not attr:
         return _cli_module_tools(module, ref)
@@ -6165,8 +6170,8 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
     chosen = tools.lookup(name)
     if chosen is None:
         raise _CliTargetError(
-            f'no tool named "{name}" in {target}; the tools are: {_cli_names(tools)} '
-            f"({_CLI_OFFERED})"
+            f'no tool named "{name}" in {target}; the tools are: {_cli_names(tools)}'
+            + ("" if _cli_split_target(target)[1] else f" ({_CLI_OFFERED})")
         )
     interactive = args != "-" and sys.stdin is not None and sys.stdin.isatty()
     if args == "-":

@@ -5130,6 +5130,9 @@ class TestCommandLineTargets(_CommandLine):
         self.assertEqual(code, 2)
         self.assertIn('"public", "bound", "wrapped", "echo"', err)
         self.assertIn("a tool the module imports, or names with a leading _, is offered when", err)
+        code, out, err = self.run_main("call", target + ":public", "imported_one")
+        self.assertEqual(code, 2)
+        self.assertNotIn("__all__", err)
 
     def test_all_lists_exactly_the_tools_offered(self) -> None:
         self.write(
