@@ -4755,6 +4755,14 @@ class TestInjectedParameters(unittest.TestCase):
 
         with self.assertRaisesRegex(TypeError, 'parameter "db": an injected parameter'):
             at.tool(positional)
+
+        def opaque(conn: Annotated[Opaque, at.Inject("conn")]) -> str:
+            return type(conn).__name__
+
+        t = at.tool(opaque)  # a type no schema can express is fine: the host gives the value
+        self.assertEqual(t.parameters["properties"], {})  # type: ignore[index]
+        result, _ = self.run_one(t, {}, inject={"conn": Opaque()})
+        self.assertEqual(result.output, "Opaque")
         self.assertIn("Inject", at.__all__)
 
 
