@@ -31,6 +31,7 @@ from typing import (
     NoReturn,
     Optional,
     Protocol,
+    SupportsIndex,
     TextIO,
     Union,
     overload,
@@ -94,6 +95,7 @@ __all__ = [
     "annotations_of",
     "confined_by",
     "replay_of",
+    "Inject",
     "FunctionTool",
     "tool",
     "new",
@@ -513,16 +515,21 @@ class _ArgSpec:
     """A function's compiled arguments: the schema and the decoder, built once at registration.
 
     ``decode(args)`` takes the validated arguments object and returns the keyword arguments to
-    call the function with; it raises ``ValidationError`` naming the path.
+    call the function with; it raises ``ValidationError`` naming the path.  ``injected`` lists
+    the parameters the host fills (see :func:`_host_params`).
     """
 
-    __slots__ = ("schema", "decode")
+    __slots__ = ("schema", "decode", "injected")
 
     def __init__(
-        self, schema: dict[str, Any], decode: Callable[[dict[str, Any]], dict[str, Any]]
+        self,
+        schema: dict[str, Any],
+        decode: Callable[[dict[str, Any]], dict[str, Any]],
+        injected: tuple[tuple[str, str, Any], ...] = (),
     ) -> None:
         self.schema = schema
         self.decode = decode
+        self.injected = injected
 
 
 # ----- leaf decoders and fit tests -----------------------------------------------------------
@@ -1007,12 +1014,99 @@ def _doc_summary_of(doc: str) -> str:
     return _fold(para)
 
 
-def _doc_summary(fn: Any) -> str:
-    """The docstring's first paragraph, whitespace folded: a tool's default description.
+# Sections a tool's description leaves out: the schema says what they say (parameters), or
+# they are about the Python call, not the model's (returns, yields, raises, warns).
+_DOC_DROPPED = frozenset(
+    (
+        "args",
+        "arguments",
+        "parameters",
+        "params",
+        "attributes",
+        "fields",
+        "keyword args",
+        "keyword arguments",
+        "other parameters",
+        "return",
+        "returns",
+        "yield",
+        "yields",
+        "receives",
+        "raise",
+        "raises",
+        "warns",
+    )
+)
+_DOC_ITEM = r"(>>>|[-*+|] |\d+[.)] |-{3,}\s*$)"  # a list item, a doctest, a NumPy rule
 
-    A docstring that opens with a parameter section (``Args:``) has no summary.
-    """
-    return _doc_summary_of(_raw_doc(fn))
+
+def _doc_description(fn: Any) -> str:
+    """A tool's default description: its docstring without the sections about parameters,
+    returns, yields and raises (examples, notes and the rest stay)."""
+    return _doc_description_of(_raw_doc(fn))
+
+
+@functools.lru_cache(maxsize=512)
+def _doc_description_of(doc: str) -> str:
+    """The docstring's kept text.  Prose lines of a paragraph are folded into one line (a
+    one-paragraph docstring reads as it always did); indented lines, list items, doctests
+    and the line after a colon keep their lines; paragraphs stay apart by one blank line."""
+    lines = doc.splitlines()
+    out: list[str] = []
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i].rstrip()
+        end = _dropped_section_end(lines, i) if line and _section_start(lines, i) else None
+        if end is not None:
+            i = end
+            continue
+        if not line:
+            if out and out[-1]:
+                out.append("")
+        elif (
+            out
+            and out[-1]
+            and not line[0].isspace()
+            and not out[-1][0].isspace()
+            and not out[-1].endswith(":")
+            and not re.match(_DOC_ITEM, line)
+            and not re.match(_DOC_ITEM, out[-1])
+        ):
+            out[-1] = _fold([out[-1], line])
+        else:
+            out.append(line if line[0].isspace() else _fold([line]))
+        i += 1
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)
+
+
+def _dropped_section_end(lines: list[str], i: int) -> int | None:
+    """Where the section starting at line ``i`` ends when the description drops it; ``None``
+    when it is kept (its lines are read as any others)."""
+    s = lines[i].strip()
+    numpy = i + 1 < len(lines) and re.match(_DASHES, lines[i + 1].strip()) is not None
+    if s.startswith(":"):  # a Sphinx field (:param x:, :returns:, ...) and its continuation
+        header = _indent(lines[i])
+        i += 1
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > header):
+            if lines[i].strip().startswith(":"):
+                break
+            i += 1
+        return i
+    if s.rstrip(":").strip().lower() not in _DOC_DROPPED:
+        return None
+    # A Google section's body is indented under its header (a docstring opening with "Args:"
+    # loses that to cleandoc: then it runs to the next section); a NumPy one runs to the next.
+    header = -1 if numpy or i == 0 else _indent(lines[i])
+    i += 2 if numpy else 1
+    while i < len(lines):
+        line = lines[i]
+        if line.strip():
+            if _indent(line) <= header or _section_start(lines, i):
+                break
+        i += 1
+    return i
 
 
 @functools.lru_cache(maxsize=512)
@@ -2371,11 +2465,12 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
     Raises ``TypeError`` naming the parameter or field when a type cannot be expressed.
     """
     params, hints, docs = _function_parts(fn)
+    params, injected, hidden = _host_params(fn, params, hints)
     if struct:
         if len(params) != 1:
             raise TypeError(
-                f"struct=True needs exactly one parameter (a dataclass or TypedDict), "
-                f"got {len(params)}"
+                f"struct=True needs exactly one parameter (a dataclass or TypedDict) besides "
+                f"the injected ones, got {len(params)}"
             )
         pname = params[0][0]
         tp = _unwrap_markers(hints.get(pname, Any))[0]
@@ -2396,7 +2491,7 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
             except _DecodeFail as exc:
                 raise exc.error() from None
 
-        return _ArgSpec(schema, decode_struct)
+        return _ArgSpec(schema, decode_struct, injected)
 
     comp = _TypeCompiler(strict)
     fields: list[_Field] = []
@@ -2415,6 +2510,8 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
             if kind == _VAR_KW:
                 extras = _ANY_NODE
                 continue
+            if name in ("self", "cls") and kind == _POS and name == params[0][0]:
+                raise TypeError(_method_advice(fn, name))
             raise TypeError(
                 f'parameter "{name}": no type annotation; write {name}: Any to accept '
                 "any JSON value"
@@ -2433,15 +2530,96 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
     comp.top_params = False
     schema = comp.finish(node.schema)
     obj_dec = node.decode
+    # Without **kwargs the decoder refuses every name it does not know; with it, a hidden name
+    # would land in **kwargs (or override a partial's keyword), so it is refused here.
+    refused = hidden if extras is not None else frozenset()
 
     def decode_args(args: dict[str, Any]) -> dict[str, Any]:
+        if refused and not refused.isdisjoint(args):
+            _refuse_keys(args, refused)
         try:
             out: dict[str, Any] = obj_dec(args)
             return out
         except _DecodeFail as exc:
             raise exc.error() from None
 
-    return _ArgSpec(schema, decode_args)
+    return _ArgSpec(schema, decode_args, injected)
+
+
+def _method_advice(fn: Any, first: str) -> str:
+    """What to write instead of ``@tool`` on a method in a class body, where the function is
+    not yet bound and its first parameter would become an argument the model fills."""
+    path = getattr(fn, "__qualname__", "").split(".")
+    owner = path[-2] if len(path) > 1 and path[-2] != "<locals>" else "its class"
+    name = getattr(fn, "__name__", "method")
+    made = f"an instance: agenttool.tool(instance.{name})"
+    if first == "cls":
+        made = f"the class: agenttool.tool({owner}.{name}) with {name} a @classmethod"
+    return (
+        f'parameter "{first}": {name} looks like a method of {owner}, and {first} is not the '
+        f"model's to fill. @tool in a class body sees the plain function: make the tool from "
+        f"{made}, or write @staticmethod above @tool and drop {first}"
+    )
+
+
+def _host_params(
+    fn: Any, params: list[tuple[str, str, Any]], hints: dict[str, Any]
+) -> tuple[list[tuple[str, str, Any]], tuple[tuple[str, str, Any], ...], frozenset[str]]:
+    """Splits a function's parameters into the model's and the host's.
+
+    The host's are those a ``functools.partial`` bound by keyword (already given), a parameter
+    typed :class:`Call` (it receives the call) and ``Annotated[T, Inject("key")]`` (the host's
+    value for ``key``).  The model never sees them: they are in no schema and no message, and
+    a model that sends one is refused like any unknown property.  Returns the model's
+    parameters, ``(name, key, default)`` per injected parameter (key ``""`` for the call),
+    and every hidden name.
+    """
+    bound: set[str] = set()
+    target = fn
+    while isinstance(target, functools.partial):
+        bound.update(target.keywords)
+        target = target.func
+    model: list[tuple[str, str, Any]] = []
+    injected: list[tuple[str, str, Any]] = []
+    for name, kind, default in params:
+        if name in bound:
+            continue
+        key = _injection_key(hints[name]) if name in hints else None
+        if key is None:
+            model.append((name, kind, default))
+        elif kind in (_POS, _KW):
+            injected.append((name, key, default))
+        else:
+            raise TypeError(f'parameter "{name}": an injected parameter must be passable by name')
+    hidden = frozenset(bound).union(name for name, _, _ in injected)
+    return model, tuple(injected), hidden
+
+
+def _injection_key(tp: Any) -> str | None:
+    """``""`` for a parameter typed :class:`Call` (``Optional`` or ``Annotated`` too), the key
+    of an :class:`Inject` marker, ``None`` for a parameter the model fills."""
+    if tp is Call:
+        return ""
+    if typing.get_origin(tp) is typing.Annotated:
+        for marker in tp.__metadata__:
+            if isinstance(marker, Inject):
+                return marker.key
+        return _injection_key(typing.get_args(tp)[0])
+    if typing.get_origin(tp) in (Union, getattr(types, "UnionType", Union)):
+        members = [a for a in typing.get_args(tp) if a is not _NONE_TYPE]
+        if len(members) == 1:
+            return _injection_key(members[0])
+    return None
+
+
+def _refuse_keys(
+    args: dict[str, Any], names: collections.abc.Set[str], unknown: bool = False
+) -> None:
+    """Refuses the arguments named in ``names`` (with ``unknown``, those not named there) as
+    the validator refuses an unknown property: the first in sorted order."""
+    bad = [k for k in args if (k not in names) is unknown]
+    if bad:
+        raise ValidationError("", _m_unexpected(min(bad)))
 
 
 def _type_spec(tp: Any, strict: bool) -> tuple[dict[str, Any], Callable[[Any], Any]]:
@@ -4645,7 +4823,7 @@ class _Cancellation:
 class _Scope:
     """What a running call sees through ``contextvars``; installed per call by the executor."""
 
-    __slots__ = ("call", "tool", "cancellation", "recorder", "elicitor", "emit")
+    __slots__ = ("call", "tool", "cancellation", "recorder", "elicitor", "emit", "inject")
 
     def __init__(
         self,
@@ -4655,6 +4833,7 @@ class _Scope:
         recorder: Recorder | None,
         elicitor: Elicitor | None,
         emit: Callable[[Result], None] | None,
+        inject: collections.abc.Mapping[str, Any] = types.MappingProxyType({}),
     ) -> None:
         self.call = call
         self.tool = tool
@@ -4662,6 +4841,7 @@ class _Scope:
         self.recorder = recorder
         self.elicitor = elicitor
         self.emit = emit
+        self.inject = inject  # the host's values for Inject("key") parameters
 
 
 _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
@@ -4898,6 +5078,74 @@ NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
 """The schema served for a tool whose ``parameters`` is ``None``."""
 
 
+class Inject(_Frozen):
+    """Marks a parameter the host fills: ``db: Annotated[Database, Inject("db")]`` receives
+    the value given for ``"db"`` as ``Executor(inject={"db": ...})`` or
+    ``ToolSet.run(..., inject={"db": ...})``; a parameter typed :class:`Call` receives the
+    call itself.
+
+    The model never sees such a parameter: it is in no schema and no error message, and a
+    model that sends it is refused like any unknown property.  When the host gave no value
+    for the key, a parameter with a default takes its default and any other fails the call;
+    the model reads only that the tool is not available, and the host finds what is missing
+    on the error's ``__cause__``.
+    """
+
+    __slots__ = ("key",)
+    key: str
+
+    def __init__(self, key: str) -> None:
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"agenttool: Inject needs a non-empty key, got {key!r}")
+        self.key = key
+
+
+# The values ToolSet.run(..., inject=...) gives the batch it runs, over its executor's: the
+# executor copies the caller's context into every job, so a running tool reads them here.
+_run_inject: contextvars.ContextVar[collections.abc.Mapping[str, Any]] = contextvars.ContextVar(
+    "agenttool_run_inject", default=types.MappingProxyType({})
+)
+
+
+def _missing_injection(tool: str, key: str) -> RuntimeError:
+    """The failure of a call whose tool needs a host value nobody gave: a message the model
+    can act on (stop trying), the host's on ``__cause__``."""
+    err = RuntimeError(f'tool "{tool}" is not available: its host has not configured it')
+    err.__cause__ = LookupError(
+        f'agenttool: tool "{tool}" needs the host value "{key}" (Inject("{key}")): give it as '
+        f'Executor(inject={{"{key}": ...}}) or ToolSet.run(..., inject={{"{key}": ...}})'
+    )
+    return err
+
+
+def _supplied_schema_keys(
+    fn: Any, schema: dict[str, Any]
+) -> tuple[tuple[tuple[str, str, Any], ...], frozenset[str] | None, frozenset[str]]:
+    """For a tool with a supplied schema: its injected parameters, the argument names the
+    model may send (``None``: any, when the function takes ``**kwargs`` and the schema leaves
+    additional properties open), and the hidden names refused either way.  A schema naming a
+    property the function cannot take, or one the host fills, is refused now."""
+    try:
+        params, hints, _ = _function_parts(fn)
+    except (TypeError, ValueError):  # no signature to read (a builtin): no checks to make
+        return (), None, frozenset()
+    params, injected, hidden = _host_params(fn, params, hints)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    names = frozenset(props) if isinstance(props, dict) else frozenset()
+    takes_any = any(kind == _VAR_KW for _, kind, _ in params)
+    takes = {name for name, kind, _ in params if kind in (_POS, _KW)}
+    for name in sorted(names):
+        if name in hidden:
+            raise TypeError(
+                f'the supplied schema names "{name}", a parameter the host fills '
+                "(bound by functools.partial, typed Call, or Inject)"
+            )
+        if name not in takes and not takes_any:
+            raise TypeError(f'the supplied schema names "{name}", which the function does not take')
+    is_open = schema.get("additionalProperties", True) is not False or "patternProperties" in schema
+    return injected, (None if takes_any and is_open else names), hidden
+
+
 def _parse_arguments(args: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
     """The model's arguments as a dict: empty means ``{}``, anything but an object is refused."""
     if args is None:
@@ -4941,10 +5189,13 @@ class FunctionTool:
         if not callable(fn):
             raise TypeError(f"agenttool: tool {name!r}: fn must be callable, got {fn!r}")
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "")
+        named = fn
+        while isinstance(named, functools.partial):  # a partial is named for its function
+            named = named.func
+        self.name = name or getattr(named, "__name__", "")
         if not self.name or self.name == "<lambda>":
             raise ValueError("agenttool: a tool needs a name; give name=... for a lambda")
-        self.description = description or _doc_summary(fn)
+        self.description = description or _doc_description(fn)
         self.strict = strict
         self.sequential = sequential
         self.resource = resource
@@ -4955,15 +5206,23 @@ class FunctionTool:
         self._decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._validator: Validator | None = None
         self._unchecked: dict[str, Any] | None = None  # a schema to compile on the first call
+        self._injected: tuple[tuple[str, str, Any], ...] = ()  # (name, key, default)
+        self._allowed: frozenset[str] | None = None  # a supplied schema's names, if closed
+        self._hidden: frozenset[str] = frozenset()  # names the model may never send
         try:
             if raw or parameters is not None:
                 self.parameters: dict[str, Any] | None = parameters
                 if validate and parameters is not None:
                     self._validator = validator(parameters)  # a bad supplied schema fails now
+                if not raw and parameters is not None:
+                    self._injected, self._allowed, self._hidden = _supplied_schema_keys(
+                        fn, parameters
+                    )
             else:
                 spec = _arg_spec(fn, strict=strict, struct=struct)
                 self.parameters = spec.schema
                 self._decode = spec.decode
+                self._injected = spec.injected
                 # A generated schema always compiles; compiling it on the first call keeps
                 # registration cheap (the validator costs more to build than the schema).
                 self._unchecked = spec.schema if validate is not False else None
@@ -5010,10 +5269,34 @@ class FunctionTool:
                 self._validator = validator(self._unchecked)
             if self._validator is not None:
                 self._validator.validate(args)
-            value = self.fn(**(self._decode(args) if self._decode is not None else args))
+            if self._decode is not None:
+                args = self._decode(args)
+            elif self._allowed is not None:
+                if not self._allowed.issuperset(args):
+                    _refuse_keys(args, self._allowed, unknown=True)
+            elif self._hidden:
+                _refuse_keys(args, self._hidden)
+            if self._injected:
+                args = self._with_injected(args, call, scope)
+            value = self.fn(**args)
         if inspect.isawaitable(value):
             value = _run_async(value, scope)
         return output(value)
+
+    def _with_injected(self, args: dict[str, Any], call: Call, scope: _Scope) -> dict[str, Any]:
+        """The keyword arguments with the host's parameters filled in (see :class:`Inject`)."""
+        out = dict(args)
+        run = _run_inject.get()
+        for name, key, default in self._injected:
+            if not key:
+                out[name] = call
+            elif key in run:
+                out[name] = run[key]
+            elif key in scope.inject:
+                out[name] = scope.inject[key]
+            elif default is _EMPTY:
+                raise _missing_injection(self.name, key)
+        return out
 
 
 class _ClosingFunctionTool(FunctionTool):
@@ -5216,10 +5499,13 @@ def definition(t: Tool, format: str = "responses") -> dict[str, Any]:
     ``strict`` is always stated: OpenAI's Responses API reads a missing ``strict`` as "make
     the schema strict if you can", which would turn optional arguments into required nullable
     ones.  ``format`` is ``responses``, ``chat``, ``anthropic`` or ``gemini``.
+
+    Every format gives a copy (editing it never changes the tool, its validation or its
+    hash) and checks the name against that provider's rule, raising ``ValueError``.
     """
     canonical = _canonical_definition(t)
     if format == "responses":
-        return {**canonical, "strict": is_strict(t)}
+        canonical["strict"] = is_strict(t)
     return _provider_definition(canonical, format)
 
 
@@ -5298,9 +5584,112 @@ class CloseError(Exception):
         super().__init__("\n".join(str(e) for e in errors))
 
 
+def _is_tool(obj: Any) -> bool:
+    """Whether ``obj`` is a tool instance: a name, a description, parameters and ``execute``."""
+    return (
+        not isinstance(obj, type)
+        and isinstance(getattr(obj, "name", None), str)
+        and hasattr(obj, "description")
+        and hasattr(obj, "parameters")
+        and callable(getattr(obj, "execute", None))
+    )
+
+
+def _not_a_tool(obj: Any, where: str) -> TypeError:
+    """The refusal of something that is not a tool, saying how to make one from a function."""
+    if isinstance(obj, type):
+        return TypeError(
+            f"agenttool: {where}: {obj.__name__} is a class; a tool is an instance "
+            f"(write {obj.__name__}(...))"
+        )
+    if callable(obj):
+        name = getattr(obj, "__name__", "") or "fn"
+        return TypeError(
+            f"agenttool: {where}: {name} is a plain function, not a tool; make it one with "
+            f"agenttool.tool({name}), or @agenttool.tool where it is defined"
+        )
+    return TypeError(
+        f"agenttool: {where}: expected a tool (name, description, parameters and execute), "
+        f"got {type(obj).__name__}"
+    )
+
+
+def _name_problems(tools: Sequence[Any], start: int, names: set[str]) -> list[str]:
+    """Empty and duplicate names among ``tools`` (numbered from ``start``), given the names
+    already taken; a provider refuses the request for either."""
+    problems: list[str] = []
+    for i, t in enumerate(tools, start):
+        if not t.name:
+            problems.append(f"tool[{i}]: empty name")
+        elif t.name in names:
+            problems.append(f'tool "{t.name}": duplicate name')
+        names.add(t.name)
+    return problems
+
+
 class ToolSet(list[Tool]):
     """The tools offered to a model, in order: a list with lookups, checks, definitions and
-    one call from a provider's tool calls to the output items to send back."""
+    one call from a provider's tool calls to the output items to send back.
+
+    Every way of putting a tool in (construction, ``append``, ``extend``, ``insert``,
+    ``+=``, item and slice assignment) refuses what is not a tool (``TypeError``; a plain
+    function is made a tool with :func:`tool`) and an empty or duplicate name
+    (``ValueError``), naming the operation.  ``validate()`` checks again, for names changed
+    after the tools were added.  ``set + list`` is a plain list, as for any list.
+    """
+
+    def __init__(self, tools: collections.abc.Iterable[Tool] = ()) -> None:
+        items = list(tools)
+        self._admit("ToolSet", items, [])
+        super().__init__(items)
+
+    def _admit(self, where: str, items: list[Any], kept: Sequence[Tool]) -> None:
+        """Refuses ``items`` unless each is a tool whose name is not empty and not taken,
+        among themselves or by ``kept`` (the tools that stay)."""
+        for t in items:
+            if not _is_tool(t):
+                raise _not_a_tool(t, where)
+        problems = _name_problems(items, len(kept), {t.name for t in kept})
+        if problems:
+            raise ValueError(f"agenttool: {where}: " + "; ".join(problems))
+
+    def append(self, tool: Tool) -> None:
+        self._admit("ToolSet.append", [tool], self)
+        super().append(tool)
+
+    def insert(self, index: SupportsIndex, tool: Tool) -> None:
+        self._admit("ToolSet.insert", [tool], self)
+        super().insert(index, tool)
+
+    def extend(self, tools: collections.abc.Iterable[Tool]) -> None:
+        items = list(tools)
+        self._admit("ToolSet.extend", items, self)
+        super().extend(items)
+
+    def __iadd__(self, tools: collections.abc.Iterable[Tool]) -> ToolSet:  # type: ignore[override,misc]
+        items = list(tools)
+        self._admit("ToolSet +=", items, self)
+        super().extend(items)
+        return self
+
+    def __imul__(self, n: SupportsIndex) -> ToolSet:
+        if n.__index__() > 1 and self:
+            raise ValueError(f'agenttool: ToolSet *=: tool "{self[0].name}": duplicate name')
+        super().__imul__(n)
+        return self
+
+    @overload
+    def __setitem__(self, index: SupportsIndex, tool: Tool) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, tool: collections.abc.Iterable[Tool]) -> None: ...
+
+    def __setitem__(self, index: Any, tool: Any) -> None:
+        kept = list(self)
+        del kept[index]  # an index out of range fails here as it would in the list
+        items = list(tool) if isinstance(index, slice) else [tool]
+        self._admit("ToolSet[...] =", items, kept)
+        super().__setitem__(index, items if isinstance(index, slice) else tool)
 
     def lookup(self, name: str) -> Tool | None:
         """The tool of that name, or ``None``."""
@@ -5311,14 +5700,7 @@ class ToolSet(list[Tool]):
 
     def validate(self) -> None:
         """Refuse empty and duplicate names (a provider refuses the request for either)."""
-        problems: list[str] = []
-        seen: set[str] = set()
-        for i, t in enumerate(self):
-            if not t.name:
-                problems.append(f"tool[{i}]: empty name")
-            elif t.name in seen:
-                problems.append(f'tool "{t.name}": duplicate name')
-            seen.add(t.name)
+        problems = _name_problems(self, 0, set())
         if problems:
             raise ValueError("agenttool: " + "; ".join(problems))
 
@@ -5347,6 +5729,7 @@ class ToolSet(list[Tool]):
         *,
         format: str | None = None,
         executor: Executor | None = None,
+        inject: collections.abc.Mapping[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
         """Run a model's tool calls and return the output items to send back, in call order.
 
@@ -5354,10 +5737,17 @@ class ToolSet(list[Tool]):
         Completions message or its ``tool_calls``, Anthropic ``tool_use`` blocks or the
         message holding them, Gemini ``functionCall`` parts or the response holding them),
         as dicts or as the provider SDK's objects; ``format`` is detected when ``None``.
+        ``inject`` gives values for ``Inject("key")`` parameters in this run, over the
+        executor's own for the same key.
         """
         fmt, found = _read_calls(calls, format)
         jobs = [Job(self.lookup(c.name), Call(c.call_id, c.arguments)) for c in found]
-        results, errors = (executor or Executor()).results(jobs)
+        token = _run_inject.set({**_run_inject.get(), **inject}) if inject else None
+        try:
+            results, errors = (executor or Executor()).results(jobs)
+        finally:
+            if token is not None:
+                _run_inject.reset(token)
         names = ", ".join(f'"{t.name}"' for t in self) or "none"
         outcomes: list[Result | BaseException] = []
         for c, result, error in zip(found, results, errors):
@@ -5521,7 +5911,8 @@ class Executor:
       included); the executor itself never fails because of a tool.
 
     ``recorder`` receives :func:`write_record` calls and ``elicitor`` answers :func:`elicit`
-    for every call of the batches this executor runs.
+    for every call of the batches this executor runs; ``inject`` holds the values of the
+    tools' ``Annotated[T, Inject("key")]`` parameters, by key.
     """
 
     def __init__(
@@ -5531,12 +5922,14 @@ class Executor:
         recorder: Recorder | None = None,
         elicitor: Elicitor | None = None,
         on_start: Callable[[Job], None] | None = None,
+        inject: collections.abc.Mapping[str, Any] | None = None,
     ) -> None:
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
         self.sequential = sequential
         self.recorder = recorder
         self.elicitor = elicitor
         self.on_start = on_start
+        self.inject = dict(inject or {})  # values for Inject("key") parameters (tools section)
 
     def chains(self, jobs: Sequence[Job]) -> list[list[int]]:
         """The grouping :meth:`execute` runs: lists of job indexes, each run in order."""
@@ -5654,6 +6047,7 @@ class Executor:
             state.finish(None, NoTool(f'no tool for call "{call.id}"'))
             return
         scope = _Scope(call, job.tool.name, batch, self.recorder, self.elicitor, state.emit)
+        scope.inject = self.inject
         result, error = context.copy().run(self._call_tool, job, job.tool, scope)
         state.finish(result, error)
 
@@ -6367,10 +6761,17 @@ python -m agenttool list TARGET [--format responses|chat|anthropic|gemini]
 
 _CLI_EPILOG = """\
 TARGET is a .py file or an importable module, optionally with :attr naming a tool, a list of
-tools or a ToolSet; without :attr, every tool at the module's top level.
+tools or a ToolSet.  Without :attr, the tools the module lists in __all__ (a list of tools or a
+ToolSet there gives its tools), or without __all__ every public tool the module defines itself
+(not one whose name starts with "_", not one it imported).
 
 exit status: 0 the call succeeded (or the list was printed); 1 the call failed, and stdout has
 the "Error: ..." the model would see; 2 an unknown target or tool, or a usage error."""
+
+
+_CLI_OFFERED = (
+    "a tool the module imports, or names with a leading _, is offered when __all__ lists it"
+)
 
 
 class _CliTargetError(Exception):
@@ -6378,19 +6779,8 @@ class _CliTargetError(Exception):
     exists instead."""
 
 
-def _cli_is_tool(obj: Any) -> bool:
-    """Whether ``obj`` is a tool instance: a name, a description, parameters and ``execute``."""
-    return (
-        not isinstance(obj, type)
-        and isinstance(getattr(obj, "name", None), str)
-        and hasattr(obj, "description")
-        and hasattr(obj, "parameters")
-        and callable(getattr(obj, "execute", None))
-    )
-
-
 def _cli_is_tool_list(obj: Any) -> bool:
-    return isinstance(obj, (list, tuple)) and all(_cli_is_tool(t) for t in obj)
+    return isinstance(obj, (list, tuple)) and all(_is_tool(t) for t in obj)
 
 
 def _cli_names(tools: list[Any]) -> str:
@@ -6405,12 +6795,45 @@ def _cli_python_files(folder: str) -> str:
     return ", ".join(found) if found else "none"
 
 
+def _cli_search_path(folder: str | None = None) -> None:
+    """Puts ``folder`` and the working directory (where ``sys.path`` has it, as under ``-m``)
+    after the standard library and before installed packages: a target's sibling modules
+    import as under ``python file.py``, but a file there named like a standard module
+    (``queue.py``) cannot replace one this module imports later."""
+
+    def where(entry: str) -> str:
+        return os.path.normcase(os.path.abspath(entry or os.curdir))
+
+    home = getattr(os, "__file__", None)  # a frozen interpreter may not have one
+    stdlib = where(os.path.dirname(home)) if home else "\0"
+    cwd = where(os.curdir)
+    moved = [] if folder is None else [folder]
+    if any(where(p) == cwd for p in sys.path) and cwd not in map(where, moved):
+        moved.append(os.getcwd())
+    gone = {cwd, *map(where, moved)}
+    entries = [p for p in sys.path if where(p) not in gone]
+    last = -1
+    for i, entry in enumerate(entries):
+        path = where(entry)
+        zipped = path.endswith(".zip") and os.path.dirname(path) == os.path.dirname(stdlib)
+        if path == stdlib or path.startswith(stdlib + os.sep) or zipped:
+            last = i
+    entries[last + 1 : last + 1] = moved
+    sys.path[:] = entries
+
+
 def _cli_import_target(ref: str) -> Any:
     """The module a target names: a ``.py`` file by path, or a module by import name."""
     import importlib
     import importlib.util
 
-    if ref.endswith(".py") or os.sep in ref or (os.altsep is not None and os.altsep in ref):
+    is_path = os.sep in ref or (os.altsep is not None and os.altsep in ref)
+    if os.path.isdir(ref) and (is_path or not os.path.isfile(os.path.join(ref, "__init__.py"))):
+        raise _CliTargetError(
+            f"{ref} is a folder; TARGET is a .py file or an importable module (optionally "
+            f"with :attr): the .py files in {ref} are: {_cli_python_files(ref)}"
+        )
+    if ref.endswith(".py") or is_path:
         path = os.path.abspath(ref)
         if not os.path.isfile(path):
             folder = os.path.dirname(path)
@@ -6423,9 +6846,7 @@ def _cli_import_target(ref: str) -> Any:
         if spec is None or spec.loader is None:
             raise _CliTargetError(f"cannot load {ref} as Python")
         module = importlib.util.module_from_spec(spec)
-        folder = os.path.dirname(path)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)  # its sibling modules import as under `python file.py`
+        _cli_search_path(os.path.dirname(path))
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
@@ -6433,8 +6854,7 @@ def _cli_import_target(ref: str) -> Any:
             sys.modules.pop(name, None)
             raise _cli_cannot_load(ref, exc) from exc
         return module
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` does, for `python agenttool.py` too
+    _cli_search_path(os.getcwd())  # as `python -m` does, for `python agenttool.py` too
     try:
         return importlib.import_module(ref)
     except ModuleNotFoundError as exc:
@@ -6455,38 +6875,74 @@ def _cli_cannot_load(ref: str, exc: Exception) -> _CliTargetError:
     return _CliTargetError(f"cannot load {ref}: {type(exc).__name__}: {exc}")
 
 
-def _cli_load_target(target: str) -> list[Tool]:
-    """The tools a ``TARGET`` names, in order (see the module docstring)."""
-    ref, attr = target, ""
+def _cli_split_target(target: str) -> tuple[str, str]:
+    """``TARGET`` as the module it names and its ``:attr`` (``""`` for none)."""
     head, sep, tail = target.rpartition(":")
     if sep and head and all(p.isidentifier() for p in tail.split(".")):
-        ref, attr = head, tail
+        return head, tail
+    return target, ""
+
+
+def _cli_load_target(target: str) -> list[Tool]:
+    """The tools a ``TARGET`` names, in order (see the module docstring)."""
+    ref, attr = _cli_split_target(target)
     module = _cli_import_target(ref)
     if not attr:
-        tools: list[Tool] = []
-        seen: set[int] = set()
-        for value in vars(module).values():
-            if _cli_is_tool(value) and id(value) not in seen:
-                seen.add(id(value))
-                tools.append(value)
-        return tools
+        return _cli_module_tools(module, ref)
     obj: Any = module
     for i, step in enumerate(attr.split(".")):
         if not hasattr(obj, step):
             where = ref if i == 0 else f"{ref}:{'.'.join(attr.split('.')[:i])}"
-            found = [k for k, v in vars(module).items() if _cli_is_tool(v) or _cli_is_tool_list(v)]
+            found = [k for k, v in vars(module).items() if _is_tool(v) or _cli_is_tool_list(v)]
             listed = ", ".join(found) if found else "none"
             raise _CliTargetError(
                 f'{where} has no attribute "{step}"; its tools and tool lists are: {listed}'
             )
         obj = getattr(obj, step)
-    if _cli_is_tool(obj):
+    if _is_tool(obj):
         return [obj]
     if _cli_is_tool_list(obj):
         return list(obj)
     raise _CliTargetError(
         f"{target} is a {type(obj).__name__}, not a tool, a list of tools or a ToolSet"
     )
+
+
+def _cli_module_tools(module: Any, ref: str) -> list[Tool]:
+    """The tools a module offers: those its ``__all__`` lists, in that order (a list of tools
+    or a ToolSet listed there gives its tools), or without ``__all__`` every public tool the
+    module defines itself, in definition order; a tool it imported, or one under a name that
+    starts with ``_``, is not offered."""
+    names = getattr(module, "__all__", None)
+    found: list[Any] = []
+    if names is not None:
+        for name in names:
+            if not hasattr(module, name):
+                raise _CliTargetError(f'{ref}: __all__ lists "{name}", which it does not define')
+            value = getattr(module, name)
+            found.extend(value if _cli_is_tool_list(value) else [value])
+    else:
+        found = [
+            value
+            for name, value in vars(module).items()
+            if not name.startswith("_") and _cli_defined_in(value, module.__name__)
+        ]
+    tools: list[Tool] = []
+    for value in found:
+        if _is_tool(value) and all(value is not t for t in tools):
+            tools.append(value)
+    return tools
+
+
+def _cli_defined_in(value: Any, module: str) -> bool:
+    """Whether the tool ``value`` was made in ``module``: its function (through wrappers and
+    partials) or its class comes from there."""
+    while isinstance(value, _Wrapper):
+        value = value._inner
+    fn = getattr(value, "fn", value) if isinstance(value, FunctionTool) else value
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return type(value).__module__ == module or getattr(fn, "__module__", None) == module
 
 
 def _cli_text_of(output: Any) -> str:
@@ -6561,12 +7017,11 @@ def _cli_print_record(record: Record) -> None:
 
 def _cli_list(target: str, format: str) -> int:
     tools = ToolSet(_cli_load_target(target))
-    tools.validate()
     if not tools:
         _cli_write(
             sys.stderr,
             f"agenttool: no tools in {target} (a tool has a name, a description, parameters "
-            "and execute; @agenttool.tool makes one from a function)",
+            f"and execute; @agenttool.tool makes one from a function; {_CLI_OFFERED})",
         )
     _cli_write(sys.stdout, json.dumps(tools.definitions(format), indent=2, ensure_ascii=False))
     return 0
@@ -6578,6 +7033,7 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
     if chosen is None:
         raise _CliTargetError(
             f'no tool named "{name}" in {target}; the tools are: {_cli_names(tools)}'
+            + ("" if _cli_split_target(target)[1] else f" ({_CLI_OFFERED})")
         )
     interactive = args != "-" and sys.stdin is not None and sys.stdin.isatty()
     if args == "-":
@@ -6621,6 +7077,7 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (``sys.argv[1:]`` by default); the exit status."""
+    _cli_search_path()
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -6630,15 +7087,20 @@ def main(argv: list[str] | None = None) -> int:
         epilog=_CLI_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"agenttool {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="{list,call}")
-    listing = commands.add_parser("list", help="print the tools' definitions as a JSON array")
+    listing = commands.add_parser(
+        "list", prog="python -m agenttool list", help="print the tools' definitions as a JSON array"
+    )
     listing.add_argument("target", metavar="TARGET")
     listing.add_argument(
         "--format",
         default="responses",
         help="responses (default), chat, anthropic or gemini",
     )
-    calling = commands.add_parser("call", help="run one call and print what the model sees")
+    calling = commands.add_parser(
+        "call", prog="python -m agenttool call", help="run one call and print what the model sees"
+    )
     calling.add_argument("target", metavar="TARGET")
     calling.add_argument("tool", metavar="TOOL")
     calling.add_argument(
@@ -6659,7 +7121,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cli_list(ns.target, ns.format)
         return _cli_call(ns.target, ns.tool, ns.args, ns.traceback)
     except (_CliTargetError, ValueError) as exc:  # ValueError: duplicate names, a bad format
-        _cli_write(sys.stderr, f"agenttool: {exc}")
+        message = str(exc)
+        _cli_write(
+            sys.stderr, message if message.startswith("agenttool: ") else f"agenttool: {message}"
+        )
         return 2
 
 

@@ -23,7 +23,9 @@ import json
 import os
 import pathlib
 import random
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -1653,7 +1655,7 @@ class TestDescriptions(unittest.TestCase):
         self.assertEqual(
             (s["a"]["description"], s["c"]["description"]), ("The a.", "The c, continued.")
         )
-        self.assertEqual(at._doc_summary(google), "Summary line continues here.")
+        self.assertEqual(at._doc_description(google), "Summary line continues here.\n\nMore prose.")
 
     def test_docstring_opening_with_args_has_no_summary_but_keeps_params(self) -> None:
         def f(a: int) -> None:
@@ -1661,7 +1663,7 @@ class TestDescriptions(unittest.TestCase):
             a: The a.
             """
 
-        self.assertEqual(at._doc_summary(f), "")
+        self.assertEqual(at._doc_description(f), "")
         self.assertEqual(at.schema_of(f)["properties"]["a"]["description"], "The a.")
 
     def test_unparseable_docstrings_are_never_an_error(self) -> None:
@@ -1673,7 +1675,7 @@ class TestDescriptions(unittest.TestCase):
             f.__doc__ = doc
             with self.subTest(doc=doc):
                 self.assertEqual(at.schema_of(f)["properties"]["a"]["type"], "integer")
-                at._doc_summary(f)
+                at._doc_description(f)
 
     def test_meta_constraints_and_member_order(self) -> None:
         meta = at.Meta(
@@ -5955,6 +5957,798 @@ class TestMoreDrafts(unittest.TestCase):
 
     def test_unknown_schema_uris_name_the_drafts(self) -> None:
         self.assertIn("2019-09", schema_error_of({"$schema": "http://json-schema.org/schema#"}))
+
+
+# ----- what the model can reach: bound, injected and supplied parameters ---------------------
+
+
+def _read_under(path: str, root: str = "/", mode: str = "text") -> str:
+    """Read a file under a root."""
+    return f"{root}|{path}|{mode}"
+
+
+def _read_any(path: str, **more: Any) -> str:
+    return f"{path}|{sorted(more.items())}"
+
+
+@dataclasses.dataclass
+class _Query:
+    sql: str
+    limit: int = 10
+
+
+class TestPartialParameters(unittest.TestCase):
+    def test_a_keyword_bound_by_partial_is_not_in_the_schema_and_is_refused(self) -> None:
+        t = at.tool(functools.partial(_read_under, root="/srv/safe"), name="read")
+        for strict in (False, True):
+            schema = at.schema_of(functools.partial(_read_under, root="/srv"), strict=strict)
+            self.assertEqual(list(schema["properties"]), ["path", "mode"])
+        self.assertEqual(list(t.parameters["properties"]), ["path", "mode"])  # type: ignore[index]
+        self.assertEqual(t.execute(at.Call("1", {"path": "a"})).output, "/srv/safe|a|text")
+        with self.assertRaises(at.ValidationError) as caught:
+            t.execute(at.Call("1", {"path": "a", "root": "/"}))
+        self.assertEqual(str(caught.exception), 'invalid arguments: unexpected property "root"')
+
+    def test_a_bound_keyword_is_refused_even_where_kwargs_takes_unknown_names(self) -> None:
+        t = at.tool(functools.partial(_read_any, root="/srv"), name="read")
+        self.assertEqual(list(t.parameters["properties"]), ["path"])  # type: ignore[index]
+        self.assertEqual(
+            t.execute(at.Call("1", {"path": "a", "x": 1})).output, "a|[('root', '/srv'), ('x', 1)]"
+        )
+        with self.assertRaisesRegex(at.ValidationError, 'unexpected property "root"$'):
+            t.execute(at.Call("1", {"path": "a", "root": "/"}))
+
+    def test_a_partial_is_named_and_described_by_its_function(self) -> None:
+        t = at.tool(functools.partial(_read_under, root="/srv/safe"))
+        self.assertEqual((t.name, t.description), ("_read_under", "Read a file under a root."))
+        self.assertEqual(t.execute(at.Call("1", {"path": "a"})).output, "/srv/safe|a|text")
+
+    def test_partials_of_partials_and_positional_binding(self) -> None:
+        inner = functools.partial(_read_under, "fixed.txt")
+        t = at.tool(functools.partial(inner, mode="bytes"), name="read")
+        self.assertEqual(list(t.parameters["properties"]), ["root"])  # type: ignore[index]
+        self.assertEqual(t.execute(at.Call("1", {"root": "/r"})).output, "/r|fixed.txt|bytes")
+        for sent in ({"mode": "text"}, {"path": "other"}):
+            with self.assertRaisesRegex(at.ValidationError, "unexpected property"):
+                t.execute(at.Call("1", sent))
+
+
+class TestSuppliedSchemas(unittest.TestCase):
+    SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+    def test_a_name_the_schema_does_not_give_is_refused_validated_or_not(self) -> None:
+        for validate in (False, True):
+            t = at.new("read", "", _read_under, parameters=self.SCHEMA, validate=validate)
+            self.assertEqual(t.execute(at.Call("1", {"path": "a"})).output, "/|a|text")
+            for sent, name in (({"path": "a", "root": "/etc"}, "root"), ({"zz": 1, "a": 2}, "a")):
+                with self.assertRaises(at.ValidationError) as caught:
+                    t.execute(at.Call("1", sent))
+                self.assertEqual(
+                    str(caught.exception), f'invalid arguments: unexpected property "{name}"'
+                )
+
+    def test_kwargs_take_unknown_names_only_where_the_schema_leaves_them_open(self) -> None:
+        opened = at.new("read", "", _read_any, parameters=self.SCHEMA)
+        self.assertEqual(opened.execute(at.Call("1", {"path": "a", "x": 1})).output, "a|[('x', 1)]")
+        closed = at.new(
+            "read", "", _read_any, parameters={**self.SCHEMA, "additionalProperties": False}
+        )
+        with self.assertRaisesRegex(at.ValidationError, 'unexpected property "x"$'):
+            closed.execute(at.Call("1", {"path": "a", "x": 1}))
+
+    def test_a_schema_naming_what_the_function_cannot_take_fails_at_registration(self) -> None:
+        def read(path: str) -> str:
+            return path
+
+        schema = {"type": "object", "properties": {"path": {}, "root": {}}}
+        with self.assertRaisesRegex(TypeError, 'names "root", which the function does not take'):
+            at.new("read", "", read, parameters=schema)
+
+        def query(path: str, root: Annotated[str, at.Inject("root")]) -> str:
+            return path
+
+        with self.assertRaisesRegex(TypeError, 'names "root", a parameter the host fills'):
+            at.new("read", "", query, parameters=schema)
+
+    def test_a_supplied_schema_still_injects(self) -> None:
+        def query(path: str, root: Annotated[str, at.Inject("root")], call: at.Call) -> str:
+            return f"{root}{path} for {call.id}"
+
+        t = at.new("q", "", query, parameters=self.SCHEMA)
+        results, _ = at.Executor(inject={"root": "/srv/"}).results(
+            [at.Job(t, at.Call("c1", {"path": "a"}))]
+        )
+        self.assertEqual(results[0].output, "/srv/a for c1")  # type: ignore[union-attr]
+        _, errors = at.Executor(inject={"root": "/srv/"}).results(
+            [at.Job(t, at.Call("c1", {"path": "a", "call": 1}))]
+        )
+        self.assertEqual(str(errors[0]), 'invalid arguments: unexpected property "call"')
+
+
+def _run_query(
+    sql: Annotated[str, "The query"],
+    db: Annotated[dict[str, Any], at.Inject("db")],
+    call: at.Call,
+    user: Annotated[str, at.Inject("user")] = "nobody",
+) -> str:
+    """Run a query.
+
+    Args:
+        sql: The SQL.
+        db: The database (the host's).
+    """
+    return f"{db['name']}:{sql} as {user} for {call.id}"
+
+
+class TestInjectedParameters(unittest.TestCase):
+    def setUp(self) -> None:
+        self.query = at.tool(_run_query)
+
+    def run_one(self, t: Any, args: Any, **executor: Any) -> tuple[Any, Any]:
+        results, errors = at.Executor(**executor).results([at.Job(t, at.Call("c1", args))])
+        return results[0], errors[0]
+
+    def test_injected_parameters_are_in_no_schema(self) -> None:
+        self.assertEqual(list(self.query.parameters["properties"]), ["sql"])  # type: ignore[index]
+        for strict in (False, True):
+            schema = at.schema_of(_run_query, strict=strict)
+            self.assertEqual(list(schema["properties"]), ["sql"])
+            self.assertNotIn("db", json.dumps(schema))
+        for fmt in ("responses", "chat", "anthropic", "gemini"):
+            self.assertNotIn('"db"', json.dumps(at.definition(self.query, fmt)))
+
+    def test_the_call_and_the_hosts_values_reach_the_function(self) -> None:
+        result, error = self.run_one(self.query, {"sql": "select"}, inject={"db": {"name": "main"}})
+        self.assertIsNone(error)
+        self.assertEqual(result.output, "main:select as nobody for c1")
+        result, _ = self.run_one(
+            self.query, {"sql": "s"}, inject={"db": {"name": "m"}, "user": "ana"}
+        )
+        self.assertEqual(result.output, "m:s as ana for c1")
+
+    def test_toolset_run_gives_values_over_the_executors(self) -> None:
+        tools = at.ToolSet([self.query])
+        item = {"type": "function_call", "call_id": "c9", "name": "_run_query", "arguments": "{}"}
+        item["arguments"] = '{"sql": "s"}'
+        out = tools.run([item], inject={"db": {"name": "run"}})
+        self.assertEqual(out[0]["output"], "run:s as nobody for c9")
+        executor = at.Executor(inject={"db": {"name": "exec"}, "user": "ex"})
+        out = tools.run([item], executor=executor, inject={"db": {"name": "run"}})
+        self.assertEqual(out[0]["output"], "run:s as ex for c9")
+        self.assertEqual(tools.run([item], executor=executor)[0]["output"], "exec:s as ex for c9")
+
+    def test_a_missing_value_fails_with_a_message_for_the_host_not_the_model(self) -> None:
+        ran: list[int] = []
+
+        @at.tool
+        def needs_db(db: Annotated[Any, at.Inject("db")]) -> str:
+            ran.append(1)
+            return "ran"
+
+        result, error = self.run_one(needs_db, {}, inject={"other": 1})
+        self.assertIsNone(result)
+        self.assertEqual(ran, [])
+        model_sees = at.error_result(error).output
+        self.assertEqual(
+            model_sees, 'Error: tool "needs_db" is not available: its host has not configured it'
+        )
+        self.assertNotIn("db", model_sees.replace("needs_db", ""))
+        self.assertIsInstance(error.__cause__, LookupError)
+        self.assertIn('Executor(inject={"db": ...})', str(error.__cause__))
+        self.assertIn("ToolSet.run(..., inject=", str(error.__cause__))
+
+    def test_a_model_sending_an_injected_name_is_refused_like_any_unknown_property(self) -> None:
+        @at.tool
+        def loose(path: str, db: Annotated[Any, at.Inject("db")], **more: Any) -> str:
+            return f"{db} {more}"
+
+        for t, args, name in (
+            (self.query, {"sql": "s"}, "db"),
+            (self.query, {"sql": "s"}, "call"),
+            (self.query, {"sql": "s"}, "user"),
+            (loose, {"path": "p"}, "db"),
+        ):
+            _, error = self.run_one(t, {**args, name: "x"}, inject={"db": {"name": "m"}})
+            self.assertEqual(str(error), f'invalid arguments: unexpected property "{name}"')
+        result, _ = self.run_one(loose, {"path": "p", "extra": 2}, inject={"db": 1})
+        self.assertEqual(result.output, "1 {'extra': 2}")
+
+    def test_injected_names_appear_in_no_error_message(self) -> None:
+        for args in ({}, {"sql": 1}, {"sql": "s", "zz": 1}):
+            _, error = self.run_one(self.query, args, inject={"db": {"name": "m"}})
+            self.assertIsInstance(error, at.ValidationError)
+            for hidden in ("db", "call", "user", "Inject"):
+                self.assertNotIn(hidden, str(error))
+
+    def test_outside_an_executor_the_call_is_still_injected(self) -> None:
+        @at.tool
+        async def who(call: Optional[at.Call] = None) -> str:
+            return call.id if call else "none"
+
+        self.assertEqual(who.parameters["properties"], {})  # type: ignore[index]
+        self.assertEqual(who.execute(at.Call("direct")).output, "direct")
+
+    def test_the_struct_form_takes_injected_parameters_too(self) -> None:
+        def query(q: _Query, call: at.Call, db: Annotated[str, at.Inject("db")]) -> str:
+            return f"{db}:{q.sql}:{q.limit}:{call.id}"
+
+        t = at.new("query", "", query, struct=True)
+        self.assertEqual(list(t.parameters["properties"]), ["sql", "limit"])  # type: ignore[index]
+        result, _ = self.run_one(t, {"sql": "s"}, inject={"db": "D"})
+        self.assertEqual(result.output, "D:s:10:c1")
+        _, error = self.run_one(t, {"sql": "s", "db": "x"}, inject={"db": "D"})
+        self.assertEqual(str(error), 'invalid arguments: unexpected property "db"')
+
+    def test_inject_needs_a_key_and_a_parameter_passable_by_name(self) -> None:
+        with self.assertRaises(TypeError):
+            at.Inject("")
+
+        def positional(db: Annotated[Any, at.Inject("db")], /) -> None: ...
+
+        with self.assertRaisesRegex(TypeError, 'parameter "db": an injected parameter'):
+            at.tool(positional)
+
+        def opaque(conn: Annotated[Opaque, at.Inject("conn")]) -> str:
+            return type(conn).__name__
+
+        t = at.tool(opaque)  # a type no schema can express is fine: the host gives the value
+        self.assertEqual(t.parameters["properties"], {})  # type: ignore[index]
+        result, _ = self.run_one(t, {}, inject={"conn": Opaque()})
+        self.assertEqual(result.output, "Opaque")
+        self.assertIn("Inject", at.__all__)
+
+
+class TestMethodTools(unittest.TestCase):
+    def test_tool_on_a_method_says_what_works_instead(self) -> None:
+        with self.assertRaises(TypeError) as caught:
+
+            class Files:
+                @at.tool
+                def read(self, path: str) -> str:
+                    return path
+
+        message = str(caught.exception)
+        self.assertIn("agenttool.tool(instance.read)", message)
+        self.assertIn("@staticmethod", message)
+        self.assertNotIn("self: Any", message)
+
+        with self.assertRaisesRegex(TypeError, r"agenttool.tool\(Files.make\)"):
+
+            class Files:  # type: ignore[no-redef]
+                @at.tool
+                def make(cls, path: str) -> str:
+                    return path
+
+    def test_what_the_advice_says_works(self) -> None:
+        class Files:
+            def __init__(self, root: str) -> None:
+                self.root = root
+                self.read_tool = at.tool(self.read)
+
+            def read(self, path: str) -> str:
+                return self.root + path
+
+            @staticmethod
+            @at.tool
+            def size(path: str) -> int:
+                return len(path)
+
+        files = Files("/srv/")
+        self.assertEqual(list(files.read_tool.parameters["properties"]), ["path"])  # type: ignore[index]
+        self.assertEqual(files.read_tool.execute(at.Call("1", {"path": "a"})).output, "/srv/a")
+        self.assertEqual(Files.size.execute(at.Call("1", {"path": "abc"})).output, "3")
+
+
+class TestDefinitionCopies(unittest.TestCase):
+    FORMATS = ("responses", "chat", "anthropic", "gemini")
+
+    def test_editing_a_definition_never_changes_the_tool(self) -> None:
+        def schema_of(defn: dict[str, Any]) -> dict[str, Any]:
+            for key in ("parameters", "input_schema", "parametersJsonSchema"):
+                if key in defn:
+                    return defn[key]  # type: ignore[no-any-return]
+            return schema_of(defn["function"])
+
+        t = at.tool(read_file_tool.fn, name="read_file")
+        none = at.new_func("ping", "Ping.", None, lambda call: "pong")
+        before = (json.dumps(t.parameters), at.definition_hash(t), at.definition_hash(none))
+        for fmt in self.FORMATS:
+            for tool in (t, none):
+                schema = schema_of(at.definition(tool, fmt))
+                schema["properties"]["injected"] = {"type": "string"}
+                schema.setdefault("required", []).append("injected")
+                schema["type"] = "array"
+        self.assertEqual(
+            (json.dumps(t.parameters), at.definition_hash(t), at.definition_hash(none)), before
+        )
+        self.assertEqual(at.NO_ARGS, {"type": "object", "properties": {}, "required": []})
+        self.assertEqual(t.execute(at.Call("1", {"path": "/a"})).output, "/a:0")
+
+    def test_every_format_checks_the_name_by_its_providers_rule(self) -> None:
+        for bad in ("has space", "x" * 100, "dotted.name", "", "café"):
+            t = at.new_func(bad or "placeholder", "", None, lambda call: "")
+            t.name = bad
+            for fmt in self.FORMATS:
+                if fmt == "gemini" and bad == "dotted.name":
+                    self.assertEqual(at.definition(t, fmt)["name"], bad)  # Gemini allows dots
+                    continue
+                with self.subTest(name=bad, format=fmt):
+                    with self.assertRaisesRegex(ValueError, "name"):
+                        at.definition(t, fmt)
+        ok = at.new_func("read_file-2", "", None, lambda call: "")
+        names = [json.dumps(at.definition(ok, fmt)).count('"read_file-2"') for fmt in self.FORMATS]
+        self.assertEqual(names, [1, 1, 1, 1])
+
+
+class TestToolSetMembers(unittest.TestCase):
+    def tool(self, name: str) -> Any:
+        return at.new_func(name, "", None, lambda call: name)
+
+    def test_a_plain_function_is_refused_saying_how_to_make_it_a_tool(self) -> None:
+        def read(path: str) -> str:
+            return path
+
+        a = self.tool("a")
+        s = at.ToolSet([a])
+        attempts: list[tuple[str, Callable[[], Any]]] = [
+            ("ToolSet", lambda: at.ToolSet([read])),
+            ("ToolSet.append", lambda: s.append(read)),
+            ("ToolSet.extend", lambda: s.extend([read])),
+            ("ToolSet.insert", lambda: s.insert(0, read)),
+            ("ToolSet +=", lambda: s.__iadd__([read])),
+            ("ToolSet[...] =", lambda: s.__setitem__(0, read)),
+            ("ToolSet[...] =", lambda: s.__setitem__(slice(0, 0), [read])),
+        ]
+        for where, attempt in attempts:
+            with self.subTest(where=where):
+                with self.assertRaises(TypeError) as caught:
+                    attempt()
+                self.assertEqual(
+                    str(caught.exception),
+                    f"agenttool: {where}: read is a plain function, not a tool; make it one "
+                    "with agenttool.tool(read), or @agenttool.tool where it is defined",
+                )
+        self.assertEqual(list(s), [a])
+        with self.assertRaisesRegex(TypeError, "expected a tool .*got str"):
+            at.ToolSet(["read"])  # type: ignore[list-item]
+
+        class Echo:
+            name, description, parameters = "echo", "", None
+
+            def execute(self, call: at.Call) -> at.Result:
+                return at.text("echo")
+
+        with self.assertRaisesRegex(TypeError, r"Echo is a class; a tool is an instance"):
+            at.ToolSet([Echo])  # type: ignore[list-item]
+        self.assertEqual(len(at.ToolSet([Echo()])), 1)  # type: ignore[list-item]
+
+    def test_duplicate_names_are_refused_by_every_way_of_adding(self) -> None:
+        a, b, other_a = self.tool("a"), self.tool("b"), self.tool("a")
+        s = at.ToolSet([a, b])
+        attempts: list[tuple[str, Callable[[], Any]]] = [
+            ("ToolSet", lambda: at.ToolSet([a, other_a])),
+            ("ToolSet.append", lambda: s.append(other_a)),
+            ("ToolSet.extend", lambda: s.extend([self.tool("c"), self.tool("c")])),
+            ("ToolSet.insert", lambda: s.insert(1, other_a)),
+            ("ToolSet +=", lambda: s.__iadd__([other_a])),
+            ("ToolSet[...] =", lambda: s.__setitem__(1, other_a)),
+            ("ToolSet[...] =", lambda: s.__setitem__(slice(2, 2), [other_a])),
+            ("ToolSet *=", lambda: s.__imul__(2)),
+        ]
+        for where, attempt in attempts:
+            with self.subTest(where=where):
+                with self.assertRaisesRegex(
+                    ValueError, rf'^agenttool: {re.escape(where)}: tool "(a|c)": duplicate name'
+                ):
+                    attempt()
+        self.assertEqual(list(s), [a, b])
+        s += [self.tool("c")]
+        s[0] = other_a  # replacing the tool of that name is not a duplicate
+        s[1:3] = [self.tool("x"), self.tool("y")]
+        s.insert(0, self.tool("z"))
+        self.assertEqual([t.name for t in s], ["z", "a", "x", "y"])
+        self.assertIsInstance(s, at.ToolSet)
+        with self.assertRaisesRegex(ValueError, r"tool\[1\]: empty name"):
+            nameless = self.tool("n")
+            nameless.name = ""
+            at.ToolSet([self.tool("m"), nameless])
+
+
+class TestToolDescriptions(unittest.TestCase):
+    def test_every_paragraph_stays_but_parameters_returns_yields_and_raises(self) -> None:
+        def google(path: str) -> str:
+            """Read a file
+            from disk.
+
+            Symlinks are followed; the file must be
+            text.
+
+            Args:
+                path: Where it is.
+                    Absolute.
+
+            Returns:
+                The text.
+
+            Raises:
+                OSError: It cannot be read.
+
+            Example:
+                >>> google("/etc/hostname")
+                'box'
+
+            Note:
+                Large files are cut at 1 MB.
+            """
+            return path
+
+        self.assertEqual(
+            at.tool(google).description,
+            "Read a file from disk.\n\nSymlinks are followed; the file must be text.\n\n"
+            "Example:\n    >>> google(\"/etc/hostname\")\n    'box'\n\n"
+            "Note:\n    Large files are cut at 1 MB.",
+        )
+
+    def test_numpy_and_sphinx_sections_the_same_way(self) -> None:
+        def numpy(n: int) -> Any:
+            """Count up.
+
+            Parameters
+            ----------
+            n : int
+                How far.
+
+            Yields
+            ------
+            int
+                Each number.
+
+            Notes
+            -----
+            - starts at 0
+            - stops before n
+            """
+
+        def sphinx(n: int) -> int:
+            """Count up.
+
+            :param n: How far,
+                at most 10.
+            :type n: int
+            :returns: the count
+            :raises ValueError: n is negative
+
+            Counting is cheap.
+            """
+            return n
+
+        self.assertEqual(
+            at.tool(numpy).description,
+            "Count up.\n\nNotes\n-----\n- starts at 0\n- stops before n",
+        )
+        self.assertEqual(at.tool(sphinx).description, "Count up.\n\nCounting is cheap.")
+
+    def test_one_paragraph_reads_as_before_and_sections_alone_give_nothing(self) -> None:
+        def one(n: int) -> int:
+            """Double a number,
+            exactly.
+
+            Returns:
+                Twice n.
+            """
+            return n
+
+        def only_args(n: int) -> int:
+            """Args:
+            n: The number.
+            """
+            return n
+
+        self.assertEqual(at.tool(one).description, "Double a number, exactly.")
+        self.assertEqual(at.tool(only_args).description, "")
+        self.assertEqual(at.schema_of(only_args)["properties"]["n"]["description"], "The number.")
+
+    def test_a_docstring_opening_with_a_kept_section_keeps_it(self) -> None:
+        for doc, description in (
+            ("Note:\n    Slow.\n", "Note:\nSlow."),
+            ("Examples\n--------\n>>> f()\n", "Examples\n--------\n>>> f()"),
+            ("Returns:\n    x\nNote:\n    kept", "Note:\n    kept"),
+        ):
+
+            def f() -> None:
+                pass
+
+            f.__doc__ = doc
+            self.assertEqual(at.tool(f).description, description)
+
+
+# ----- the command line: what it loads, what it prints where ----------------------------------
+
+
+class _CommandLine(_Workspace):
+    """Runs the command line in this process, or as a user does in a fresh interpreter."""
+
+    def run_main(self, *argv: str, stdin: Any = "") -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        old_stdin = sys.stdin
+        sys.stdin = io.StringIO(stdin) if isinstance(stdin, str) else stdin
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = at.main(list(argv))
+        finally:
+            sys.stdin = old_stdin
+        return code, out.getvalue(), err.getvalue()
+
+    def run_cli(self, *argv: str, cwd: str) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        env["PYTHONPATH"] = _repo() + os.pathsep + env.get("PYTHONPATH", "")
+        return subprocess.run(
+            [sys.executable, "-m", "agenttool", *argv],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+
+class TestCommandLineTargets(_CommandLine):
+    def test_standard_module_names_in_the_targets_folder_replace_nothing(self) -> None:
+        for name in ("queue", "asyncio", "uuid", "argparse"):
+            self.write(f"{name}.py", f"raise ImportError('the folder\\'s own {name}.py')\n")
+        target = self.write(
+            "stdlib_names_target.py",
+            "import agenttool, uuid as _uuid\n"
+            "@agenttool.tool\n"
+            "def add(a: int, b: int) -> int:\n"
+            "    return a + b\n"
+            "@agenttool.tool\n"
+            "async def ident() -> str:\n"
+            "    return str(_uuid.UUID(int=7))\n",
+        )
+        elsewhere = tempfile.mkdtemp(prefix="agenttool-cwd-")
+        self.addCleanup(shutil.rmtree, elsewhere, True)
+        for cwd, ref in ((elsewhere, target), (self.dir, "stdlib_names_target.py")):
+            with self.subTest(cwd=cwd):
+                done = self.run_cli("call", ref, "add", '{"a": 2, "b": 3}', cwd=cwd)
+                self.assertEqual((done.returncode, done.stdout), (0, "5\n"), done.stderr)
+                done = self.run_cli("call", ref, "ident", cwd=cwd)
+                self.assertEqual(
+                    (done.returncode, done.stdout),
+                    (0, "00000000-0000-0000-0000-000000000007\n"),
+                    done.stderr,
+                )
+                done = self.run_cli("list", ref, cwd=cwd)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertEqual([d["name"] for d in json.loads(done.stdout)], ["add", "ident"])
+
+    def test_a_sibling_module_still_imports_as_under_python_file(self) -> None:
+        self.write("helpers_beside.py", "ANSWER = 42\n")
+        target = self.write(
+            "uses_sibling.py",
+            "import agenttool, helpers_beside\n"
+            "@agenttool.tool\n"
+            "def answer() -> int:\n"
+            "    return helpers_beside.ANSWER\n",
+        )
+        self.assertEqual(self.run_main("call", target, "answer")[:2], (0, "42\n"))
+
+    def test_without_all_only_the_public_tools_the_module_defines(self) -> None:
+        self.write(
+            "shared_tools.py",
+            "import agenttool\n@agenttool.tool\ndef imported_one() -> str:\n    return 'x'\n",
+        )
+        target = self.write(
+            "own_tools.py",
+            "import functools, agenttool\n"
+            "from shared_tools import imported_one\n"
+            "import shared_tools as _shared\n"
+            "@agenttool.tool\n"
+            "def public() -> str:\n"
+            "    return 'p'\n"
+            "@agenttool.tool\n"
+            "def _private() -> str:\n"
+            "    return 'q'\n"
+            "def _read(path: str, root: str) -> str:\n"
+            "    return root + path\n"
+            "bound = agenttool.tool(functools.partial(_read, root='/srv'), name='bound')\n"
+            "def _plain() -> str:\n"
+            "    return 'w'\n"
+            "wrapped = agenttool.wrap(agenttool.tool(_plain, name='wrapped'), lambda c: c)\n"
+            "alias = imported_one\n"
+            "class Echo:\n"
+            "    name, description, parameters = 'echo', 'Echo.', None\n"
+            "    def execute(self, call):\n"
+            "        return agenttool.text('echo')\n"
+            "echo = Echo()\n",
+        )
+        code, out, err = self.run_main("list", target)
+        self.assertEqual(code, 0, err)
+        names = ["public", "bound", "wrapped", "echo"]
+        self.assertEqual([d["name"] for d in json.loads(out)], names)
+        code, out, err = self.run_main("call", target, "imported_one")
+        self.assertEqual(code, 2)
+        self.assertIn('"public", "bound", "wrapped", "echo"', err)
+        self.assertIn("a tool the module imports, or names with a leading _, is offered when", err)
+        code, out, err = self.run_main("call", target + ":public", "imported_one")
+        self.assertEqual(code, 2)
+        self.assertNotIn("__all__", err)
+
+    def test_all_lists_exactly_the_tools_offered(self) -> None:
+        self.write(
+            "more_tools.py",
+            "import agenttool\n@agenttool.tool\ndef borrowed() -> str:\n    return 'b'\n",
+        )
+        target = self.write(
+            "listed_tools.py",
+            "import agenttool\n"
+            "from more_tools import borrowed\n"
+            "__all__ = ['second', 'borrowed', '_hidden', 'GROUP', 'helper']\n"
+            "@agenttool.tool\n"
+            "def first() -> str:\n"
+            "    return '1'\n"
+            "@agenttool.tool\n"
+            "def second() -> str:\n"
+            "    return '2'\n"
+            "@agenttool.tool\n"
+            "def _hidden() -> str:\n"
+            "    return 'h'\n"
+            "@agenttool.tool\n"
+            "def grouped() -> str:\n"
+            "    return 'g'\n"
+            "GROUP = agenttool.ToolSet([grouped])\n"
+            "def helper() -> None:\n"
+            "    pass\n",
+        )
+        code, out, err = self.run_main("list", target)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(
+            [d["name"] for d in json.loads(out)], ["second", "borrowed", "_hidden", "grouped"]
+        )
+        missing = self.write("missing_all.py", "__all__ = ['nowhere']\n")
+        code, out, err = self.run_main("list", missing)
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn('__all__ lists "nowhere", which it does not define', err)
+
+    def test_version_and_help_and_a_folder(self) -> None:
+        code, out, _ = self.run_main("--version")
+        self.assertEqual((code, out), (0, f"agenttool {at.__version__}\n"))
+        for command, own in (("call", "--traceback"), ("list", "--format")):
+            code, out, _ = self.run_main(command, "-h")
+            self.assertEqual(code, 0)
+            usage = out.split("\n\n")[0]
+            self.assertTrue(usage.startswith(f"usage: python -m agenttool {command} "), usage)
+            self.assertEqual(usage.count(own), 1, usage)
+            self.assertEqual(usage.count("TARGET"), 1, usage)
+        self.write("inside.py", "X = 1\n")
+        for folder in (self.dir, self.dir + os.sep):
+            code, out, err = self.run_main("list", folder)
+            self.assertEqual((code, out), (2, ""))
+            self.assertIn("is a folder; TARGET is a .py file or an importable module", err)
+            self.assertIn("inside.py", err)
+        os.chdir(os.path.dirname(self.dir))
+        code, _, err = self.run_main("list", os.path.basename(self.dir))
+        self.assertEqual(code, 2)
+        self.assertIn("is a folder", err)
+
+
+CLI_STREAMS_TARGET = textwrap.dedent(
+    """
+    import dataclasses
+    import sys
+    import agenttool
+
+
+    @dataclasses.dataclass
+    class Audit:
+        record_ns = "test:audit"
+        who: str
+
+
+    @agenttool.tool
+    def finish(reason: str) -> agenttool.Result:
+        agenttool.write_record(Audit("me"))
+        agenttool.progress("working")
+        return agenttool.Result("final words", details={"n": 1}, terminate=True)
+
+
+    @agenttool.tool
+    def ask() -> str:
+        answer = agenttool.elicit(agenttool.Elicitation("go ahead?"))
+        return answer.action.value
+
+
+    @agenttool.tool
+    def wait() -> str:
+        print("tool started", file=sys.stderr, flush=True)
+        agenttool.cancel_event().wait(30)
+        return "cancelled" if agenttool.cancelled() else "not cancelled"
+    """
+)
+
+
+class _Terminal(io.StringIO):
+    """Standard input as a terminal: the command line asks its questions there."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class TestCommandLineStreams(_CommandLine):
+    def test_records_and_terminate_never_reach_stdout(self) -> None:
+        target = self.write("streams_target.py", CLI_STREAMS_TARGET)
+        code, out, err = self.run_main("call", target, "finish", '{"reason": "done"}')
+        self.assertEqual((code, out), (0, "final words\n"))
+        self.assertEqual(
+            err.splitlines(),
+            [
+                'record test:audit: {"who":"me"}',
+                "progress: working",
+                'details: {"n": 1}',
+                "terminate: true",
+            ],
+        )
+
+    def test_a_question_on_the_terminal_takes_yes_as_well_as_y(self) -> None:
+        target = self.write("streams_target.py", CLI_STREAMS_TARGET)
+        for typed, action in (
+            ("y\n", "accept"),
+            ("yes\n", "accept"),
+            ("YES \n", "accept"),
+            ("Y\n", "accept"),
+            ("n\n", "decline"),
+            ("yess\n", "decline"),
+            ("\n", "decline"),
+            ("", "cancel"),
+        ):
+            with self.subTest(typed=typed):
+                code, out, err = self.run_main("call", target, "ask", stdin=_Terminal(typed))
+                self.assertEqual((code, out), (0, action + "\n"))
+                self.assertIn("the tool asks: go ahead?", err)
+
+    @unittest.skipUnless(hasattr(signal, "SIGINT") and os.name == "posix", "POSIX signals")
+    def test_ctrl_c_cancels_the_call_and_exits_130(self) -> None:
+        target = self.write("streams_target.py", CLI_STREAMS_TARGET)
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        env["PYTHONPATH"] = _repo() + os.pathsep + env.get("PYTHONPATH", "")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agenttool", "call", target, "wait"],
+            cwd=self.dir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert proc.stderr is not None
+            self.assertEqual(proc.stderr.readline(), "tool started\n")
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(out, "")
+        self.assertIn("interrupted; the call was cancelled", err)
+
+
+class TestBuiltToolDefaults(unittest.TestCase):
+    def test_a_built_tool_without_confined_reads_unconfined(self) -> None:
+        def f() -> str:
+            return ""
+
+        for t in (
+            at.tool(f),
+            at.new("g", "", f),
+            at.new_func("h", "", None, lambda call: ""),
+            at.new("c", "", f, closer=lambda: None),
+        ):
+            self.assertEqual(at.confined_by(t, {}), (False, ""), t.name)
+            self.assertEqual(at.confined_by(t, {"x": 1}), (False, ""), t.name)
+        confined = at.new("k", "", f, confined=lambda args: (True, "landlock"))
+        self.assertEqual(at.confined_by(confined, {}), (True, "landlock"))
 
 
 if __name__ == "__main__":
