@@ -57,6 +57,7 @@ __all__ = [
     "content_of",
     "current_request_context",
     "current_session",
+    "asgi_app",
     "main",
     "result_of",
     "serve",
@@ -70,6 +71,8 @@ TOOL_META_KEY = "io.github.christopherdavenport.agenttool/tool"
 """The ``_meta`` key of a tool definition: ``{"sequential", "resource", "readOnly"}``, when set."""
 
 _EMPTY_SCHEMA: dict[str, Any] = dict(at.NO_ARGS)  # served for a tool whose parameters is None
+# a result's ``_meta`` flag: its structuredContent is ``{"result": value}`` around a non-object
+_WRAPPED_META_KEY = "io.github.christopherdavenport.agenttool/wrapped"
 _CLOSED = "mcp: connection closed"
 _LOST = "mcp: connection closed by the server"
 _CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
@@ -185,8 +188,10 @@ def result_of(result: mt.CallToolResult) -> at.Result:
 
     Text alone is text joined with newlines; an image, audio or blob makes parts: images as
     ``input_image`` data URLs, audio and blobs as ``input_file``, embedded text as text, links
-    as ``resource: <uri>``; structured content is appended as JSON text.  Details are the SDK
-    result, or a ``RemoteRecord`` when its ``_meta`` carries a record.
+    as ``resource: <uri>``.  Structured content becomes ``Result.structured`` (unwrapped from
+    ``{"result": value}`` when our server wrapped it) and is appended as JSON text only when no
+    text block already carries it.  Details are the SDK result, or a ``RemoteRecord`` when its
+    ``_meta`` carries a record.
     """
     import mcp.types as mt
 
@@ -222,15 +227,41 @@ def result_of(result: mt.CallToolResult) -> at.Result:
             items.append({"type": "text", "text": f"resource: {block.uri}"})
         else:  # pragma: no cover - a content kind newer than this module
             items.append({"type": "text", "text": block.model_dump_json(by_alias=True)})
-    if result.structured_content is not None:
-        items.append({"type": "text", "text": json.dumps(result.structured_content)})
+    structured = result.structured_content
+    if structured is not None:
+        wrapped = (result.meta or {}).get(_WRAPPED_META_KEY) is True
+        if wrapped and isinstance(structured, dict) and "result" in structured:
+            structured = structured["result"]
+        texts = [p["text"] for p in items if p["type"] == "text"]
+        if not _carried(texts, result.structured_content, structured):
+            items.append({"type": "text", "text": json.dumps(result.structured_content)})
     details: Any = result
     record = _record_from_meta(result.meta)
     if record is not None:
         details = RemoteRecord(record[0], record[1], result)
     if binary:
-        return at.Result(output=items, details=details)
-    return at.Result(output="\n".join(p["text"] for p in items), details=details)
+        return at.Result(output=items, details=details, structured=structured)
+    text = "\n".join(p["text"] for p in items)
+    return at.Result(output=text, details=details, structured=structured)
+
+
+def _carried(texts: Iterable[str], *values: Any) -> bool:
+    """Whether one of ``texts`` is the JSON of one of ``values`` (the text block the spec asks
+    for beside structured content, which must not be added a second time); empty text carries
+    ``None``, as ``agenttool.output(None)`` is empty."""
+    for text in texts:
+        head = text.lstrip()[:1]
+        if not head and any(v is None for v in values):
+            return True
+        if not head or head not in '{["-0123456789tfn':
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        if any(value == v for v in values):
+            return True
+    return False
 
 
 def _error_text(result: mt.CallToolResult) -> str:
@@ -325,6 +356,33 @@ class _Entry:
     tool: at.Tool
     definition: mt.Tool
     validator: Any
+    output_check: Any = None  # the validator of the served outputSchema, when there is one
+    wrapped: bool = False  # structured values cross as {"result": value}
+
+
+def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The ``outputSchema`` to serve for a tool's output schema, and whether values are wrapped:
+    MCP wants an object, so any other schema becomes ``{"result": ...}`` (``$defs`` stay at
+    the root, where their references point)."""
+    if schema.get("type") == "object":
+        return schema, False
+    inner = dict(schema)
+    root = {k: inner.pop(k) for k in ("$schema", "$defs") if k in inner}
+    wrapped = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
+    return {**wrapped, **root}, True
+
+
+def _icons_of(t: at.Tool) -> list[mt.Icon] | None:
+    """The tool's ``icons`` (``mcp.types.Icon``, dicts of its fields, or URLs), if it has any."""
+    import mcp.types as mt
+
+    icons = getattr(t, "icons", None)
+    if not icons:
+        return None
+    return [
+        i if isinstance(i, mt.Icon) else mt.Icon(src=i) if isinstance(i, str) else mt.Icon(**i)
+        for i in icons
+    ]
 
 
 class _ThreadBus:
@@ -490,6 +548,14 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
             raise ValueError(f'agenttool_mcp: tool "{name}": schema: {exc}') from exc
         annotations = None
         ann = at.annotations_of(t)
+        output, wrapped, output_check = None, False, None
+        declared = at.output_schema_of(t)
+        if declared is not None:
+            output, wrapped = _output_schema(declared)
+            try:
+                output_check = _compile(output)
+            except Exception as exc:
+                raise ValueError(f'agenttool_mcp: tool "{name}": output schema: {exc}') from exc
         if ann is not None:
             stated: dict[str, Any] = {
                 "title": ann.title,
@@ -507,14 +573,21 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
         resource = at.resource_of(t)
         if resource:
             facts["resource"] = resource
+        try:
+            icons = _icons_of(t)
+        except Exception as exc:
+            raise ValueError(f'agenttool_mcp: tool "{name}": icons: {exc}') from exc
         definition = mt.Tool(
             name=name,
+            title=ann.title if ann is not None else None,
             description=t.description,
             input_schema=schema,
+            output_schema=output,
+            icons=icons,
             annotations=annotations,
             _meta={TOOL_META_KEY: facts} if facts else None,
         )
-        entries[name] = _Entry(t, definition, check)
+        entries[name] = _Entry(t, definition, check, output_check, wrapped)
     return entries
 
 
@@ -522,7 +595,7 @@ def build_server(
     tools: Iterable[at.Tool],
     *,
     name: str = "agenttool",
-    version: str = "",
+    version: str | None = None,
     instructions: str | None = None,
     recorder: Callable[[at.Record], None] | None = None,
     page_size: int | None = None,
@@ -537,7 +610,10 @@ def build_server(
     elicitation and records work inside it), and ``tools.listChanged`` is advertised and sent
     by ``set_tools``.  ``recorder`` takes the records tools write; ``page_size`` splits
     ``tools/list`` into pages; a call may ask ``max_requests`` questions on a 2026-07-28
-    session, whose answers must come within ``abandon_after`` seconds.
+    session, whose answers must come within ``abandon_after`` seconds.  ``version`` defaults
+    to agenttool's own.  A tool with an output schema (``agenttool.output_schema_of``) serves
+    it as ``outputSchema`` and its ``Result.structured`` as ``structuredContent`` (checked
+    against the schema first); a value that is not an object crosses as ``{"result": value}``.
     """
     _mcp_available()
     import mcp.types as mt
@@ -569,13 +645,13 @@ def build_server(
             return mt.ListToolsResult(tools=defs)
         start = 0
         cursor = params.cursor if params is not None else None
-        if cursor:
-            try:
-                start = int(cursor)
-            except ValueError:
+        if cursor is not None:
+            # the cursors issued are the offsets of later pages, written plainly
+            start = int(cursor) if cursor.isdigit() and cursor == str(int(cursor)) else -1
+            if start <= 0 or start >= len(defs) or start % state.page_size:
                 from mcp.shared.exceptions import MCPError
 
-                raise MCPError(-32602, f"invalid cursor {cursor!r}") from None
+                raise MCPError(-32602, f"invalid cursor {cursor!r}: this server never issued it")
         end = start + state.page_size
         nxt = str(end) if end < len(defs) else None
         return mt.ListToolsResult(tools=defs[start:end], next_cursor=nxt)
@@ -629,7 +705,7 @@ def build_server(
                     if not event.final:
                         await _send_progress(ctx, run, event.result)
                         continue
-                    return _final(event)
+                    return _final(event, run.entry)
                 question: at.Elicitation = item[1]
                 run.open = item[2]
                 if not _can_elicit(ctx, question):
@@ -668,7 +744,7 @@ def build_server(
 
     server = _AgentServer(
         name,
-        version=version,
+        version=version if version is not None else at.__version__,
         instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -708,7 +784,7 @@ def _error_result(message: str) -> mt.CallToolResult:
     return mt.CallToolResult(content=[mt.TextContent(type="text", text=message)], is_error=True)
 
 
-def _final(event: at.Event) -> mt.CallToolResult:
+def _final(event: at.Event, entry: _Entry) -> mt.CallToolResult:
     import mcp.types as mt
 
     if event.error is not None or event.result is None:
@@ -716,7 +792,26 @@ def _final(event: at.Event) -> mt.CallToolResult:
         return _error_result(at.error_message(err))
     result = event.result
     meta = _record_meta(result.details)
-    return mt.CallToolResult(content=content_of(result.output), is_error=False, _meta=meta)
+    content = content_of(result.output)
+    if entry.output_check is None:
+        return mt.CallToolResult(content=content, is_error=False, _meta=meta)
+    structured = {"result": result.structured} if entry.wrapped else result.structured
+    try:
+        entry.output_check.validate(structured)
+    except Exception as exc:
+        reason = str(exc).removeprefix("invalid arguments: ")
+        return _error_result(
+            f'tool "{entry.tool.name}" returned a value that does not fit its output schema: '
+            f"{reason}"
+        )
+    texts = [b.text for b in content if isinstance(b, mt.TextContent)]
+    if not _carried(texts, structured, result.structured):  # the text block the spec asks for
+        content.append(mt.TextContent(type="text", text=json.dumps(structured)))
+    if entry.wrapped:
+        meta = {**(meta or {}), _WRAPPED_META_KEY: True}
+    return mt.CallToolResult(
+        content=content, structured_content=structured, is_error=False, _meta=meta
+    )
 
 
 async def _send_progress(
