@@ -5,7 +5,7 @@ any MCP server as agenttool tools (``connect``, ``aconnect``).  The SDK does the
 module maps it to the contract both ways.  ``mcp`` is imported lazily, inside the functions that
 need it, because importing it costs about 0.6 s.
 
-Command line: ``python -m agenttool_mcp serve TARGET [--http HOST:PORT]``,
+Command line: ``python -m agenttool_mcp serve TARGET [--http HOST:PORT] [--allow-origin O]``,
 ``python -m agenttool_mcp list [--prefix P] (--url URL | -- COMMAND ...)`` and
 ``python -m agenttool_mcp call (--url URL | -- COMMAND ...) --tool NAME --args JSON``.
 
@@ -933,10 +933,249 @@ async def _serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def _http_server(server: Server[Any], host: str, port: int, announce: TextIO | None) -> Any:
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+_LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+_SSE_EVENT_LIMIT = 1024 * 1024  # the SDK client refuses a larger SSE event (and drops the link)
+_SSE_DEFERRAL = 30.0  # seconds a reply may wait for its JSON form before the stream is opened
+
+
+def _origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
+    """Whether ``origin`` is one of ``allowed`` (``scheme://host:*`` allows any port)."""
+    for pattern in allowed:
+        if origin == pattern or (pattern.endswith(":*") and origin.startswith(pattern[:-1])):
+            return True
+    return False
+
+
+def _header(scope: Mapping[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+class _HTTPGuard:
+    """ASGI middleware in front of the SDK's streamable HTTP app.
+
+    A present ``Origin`` that is not allowed gets 403 (the spec's MUST, on every bind).  A
+    POST's reply is sent as ``application/json`` unless the call streams something first
+    (progress, a question) or runs past ``_SSE_DEFERRAL`` seconds: the SDK client refuses an
+    SSE event over 1 MiB, so a large result as one event would kill the connection.  On a
+    stream already open, a reply too large for one event becomes a JSON-RPC error saying so.
+    """
+
+    def __init__(self, app: Any, origins: Sequence[str]) -> None:
+        self.app = app
+        self.origins = tuple(origins)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        origin = _header(scope, b"origin")
+        if origin is not None and not _origin_allowed(origin, self.origins):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"Forbidden: Origin not allowed"})
+            return
+        if scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        await self.app(scope, receive, _Reply(send).send)
+
+
+class _Reply:
+    """The sending side of one POST: holds an SSE reply back until its first message shows
+    whether it can go as plain JSON (see ``_HTTPGuard``)."""
+
+    def __init__(self, send: Any) -> None:
+        import time
+
+        self._send = send
+        self._since = time.monotonic()
+        self._start: dict[str, Any] | None = None  # a held text/event-stream response start
+        self._held: list[bytes] = []  # events held with it (pings, a priming event)
+        self._rest = b""  # an event not yet complete
+        self._open = False  # the SSE stream went out
+        self._done = False  # the reply went out as JSON: the app's later sends are dropped
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self._done:
+            return
+        kind = message["type"]
+        if kind == "http.response.start":
+            content_type = dict(message.get("headers", ())).get(b"content-type", b"")
+            if bytes(content_type).startswith(b"text/event-stream"):
+                self._start = message
+                return
+        elif kind == "http.response.body" and self._start is not None:
+            await self._body(message.get("body", b""), message.get("more_body", False))
+            return
+        await self._send(message)
+
+    async def _body(self, body: bytes, more: bool) -> None:
+        data = self._rest + body
+        while True:
+            cut, size = _event_end(data)
+            if cut < 0:
+                break
+            await self._event(data[: cut + size])
+            if self._done:
+                return
+            data = data[cut + size :]
+        self._rest = data
+        if not more:
+            await self._commit()
+            await self._send({"type": "http.response.body", "body": data, "more_body": False})
+
+    async def _event(self, event: bytes) -> None:
+        import time
+
+        payload = _event_data(event)
+        if not self._open:
+            if payload is None:  # a ping or a priming event
+                self._held.append(event)
+                if time.monotonic() - self._since >= _SSE_DEFERRAL:
+                    await self._commit()
+                return
+            message = _json_or_none(payload)
+            if _is_reply(message):
+                await self._json(payload)
+                return
+            await self._commit()
+        if payload is not None and len(event) > _SSE_EVENT_LIMIT:
+            message = _json_or_none(payload)
+            if not _is_reply(message):
+                return  # a notification no client would take: dropped, the call goes on
+            event = _sse_event_of(_too_large(message, len(payload)))
+        await self._send({"type": "http.response.body", "body": event, "more_body": True})
+
+    async def _commit(self) -> None:
+        if self._open or self._start is None:
+            return
+        self._open = True
+        await self._send(self._start)
+        for event in self._held:
+            await self._send({"type": "http.response.body", "body": event, "more_body": True})
+        self._held = []
+
+    async def _json(self, payload: bytes) -> None:
+        assert self._start is not None
+        dropped = (b"content-type", b"content-length", b"cache-control", b"connection")
+        headers = [(k, v) for k, v in self._start.get("headers", ()) if k.lower() not in dropped]
+        headers += [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode()),
+        ]
+        self._done = True
+        status = self._start.get("status", 200)
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+        await self._send({"type": "http.response.body", "body": payload, "more_body": False})
+
+
+def _event_end(data: bytes) -> tuple[int, int]:
+    """Where the first complete SSE event in ``data`` ends (its blank line), or (-1, 0)."""
+    best, size = -1, 0
+    for sep in (b"\r\n\r\n", b"\n\n", b"\r\r"):
+        at_ = data.find(sep)
+        if at_ >= 0 and (best < 0 or at_ < best):
+            best, size = at_, len(sep)
+    return best, size
+
+
+def _event_data(event: bytes) -> bytes | None:
+    """The data of one SSE event, or ``None`` for an event with none (a comment, a ping)."""
+    lines = [
+        line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:")
+    ]
+    return b"\n".join(lines) if lines else None
+
+
+def _json_or_none(payload: bytes) -> Any:
+    try:
+        return json.loads(payload)
+    except ValueError:
+        return None
+
+
+def _is_reply(message: Any) -> bool:
+    """Whether a JSON-RPC message is a response (what ends a POST), not a request or notice."""
+    return isinstance(message, dict) and "method" not in message and "id" in message
+
+
+def _too_large(reply: dict[str, Any], size: int) -> dict[str, Any]:
+    """What goes in place of a reply too large for one SSE event: a tool call's failed result
+    (the model reads why), any other request's JSON-RPC error."""
+    text = (
+        f"mcp: the result is {size / (1024 * 1024):.1f} MiB, too large for one event of the "
+        "SSE stream this call had opened (it reported progress, asked a question or ran for "
+        f"over {_SSE_DEFERRAL:.0f} s); return less, or report no progress"
+    )
+    result = reply.get("result")
+    if isinstance(result, dict) and "content" in result:
+        kept = {k: v for k, v in result.items() if k not in ("content", "structuredContent")}
+        answer = {**kept, "content": [{"type": "text", "text": text}], "isError": True}
+        return {"jsonrpc": "2.0", "id": reply.get("id"), "result": answer}
+    error = {"code": -32603, "message": text}
+    return {"jsonrpc": "2.0", "id": reply.get("id"), "error": error}
+
+
+def _sse_event_of(message: dict[str, Any]) -> bytes:
+    return b"event: message\r\ndata: " + json.dumps(message).encode() + b"\r\n\r\n"
+
+
+def _url_host(host: str) -> str:
+    """``host`` as it goes in a URL: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _http_app(
+    server: Server[Any],
+    *,
+    host: str | None = None,
+    allow_origins: Iterable[str] = (),
+    stateless: bool = False,
+) -> Any:
+    """The ASGI app serving ``server`` at ``/mcp``, behind ``_HTTPGuard``.
+
+    On a loopback ``host`` the SDK also checks ``Host`` (DNS rebinding) and loopback origins
+    are allowed beside ``allow_origins``; ``host=None`` is a bind nobody knows (``asgi_app``).
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    origins = list(allow_origins)
+    security = None
+    if host in _LOOPBACK_HOSTS:
+        origins += _LOOPBACK_ORIGINS
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=origins,
+        )
+    app = server.streamable_http_app(
+        host=host or "0.0.0.0",  # noqa: S104 - only read to pick the SDK's loopback defaults
+        transport_security=security,
+        stateless_http=stateless,
+    )
+    return _HTTPGuard(app, origins)
+
+
+def _http_server(
+    server: Server[Any],
+    host: str,
+    port: int,
+    announce: TextIO | None,
+    allow_origins: Iterable[str] = (),
+) -> Any:
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
+    host = host.removeprefix("[").removesuffix("]")
+    app = _http_app(server, host=host, allow_origins=allow_origins)
 
     class _Announcing(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -947,7 +1186,8 @@ def _http_server(server: Server[Any], host: str, port: int, announce: TextIO | N
                     for sock in srv.sockets:
                         bound = sock.getsockname()[1]
                         break
-                print(f"agenttool_mcp: serving at http://{host}:{bound}/mcp", file=announce)
+                url = f"http://{_url_host(host)}:{bound}/mcp"
+                print(f"agenttool_mcp: serving at {url}", file=announce)
                 announce.flush()
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
@@ -958,17 +1198,20 @@ def serve(
     tools: Iterable[at.Tool],
     *,
     name: str = "agenttool",
-    version: str = "",
+    version: str | None = None,
     transport: str = "stdio",
     host: str = "127.0.0.1",
     port: int = 8000,
     instructions: str | None = None,
     recorder: Callable[[at.Record], None] | None = None,
+    allow_origins: Iterable[str] = (),
 ) -> None:
     """Serve ``tools`` over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
     Blocks until the client hangs up (stdio) or the process is interrupted (HTTP).  With
-    ``port=0`` the system picks a free port; the address is printed on stderr.
+    ``port=0`` the system picks a free port; the address is printed on stderr.  Over HTTP a
+    request whose ``Origin`` is present and not in ``allow_origins`` gets 403 (loopback origins
+    are allowed on a loopback host); a request without ``Origin`` is served.
     """
     server = build_server(
         tools, name=name, version=version, instructions=instructions, recorder=recorder
@@ -978,9 +1221,36 @@ def serve(
 
         anyio.run(_serve_stdio, server)
     elif transport == "http":
-        _http_server(server, host, port, sys.stderr).run()
+        _http_server(server, host, port, sys.stderr, allow_origins).run()
     else:
         raise ValueError(f'serve: transport must be "stdio" or "http", not {transport!r}')
+
+
+def asgi_app(
+    target: str | Iterable[at.Tool] | None = None,
+    *,
+    allow_origins: Iterable[str] | None = None,
+    **options: Any,
+) -> Any:
+    """An ASGI application serving tools at ``/mcp``, for any ASGI server and any number of
+    workers: ``uvicorn --factory agenttool_mcp:asgi_app --workers 4``.
+
+    ``target`` is a tools file or module as the command line takes it, or the tools; without
+    it, ``AGENTTOOL_MCP_TARGET`` names it.  Stateless, so any worker serves any request: the
+    2026-07-28 era is stateless already, and legacy requests carry no session (list changes
+    are not pushed).  ``allow_origins`` defaults to ``AGENTTOOL_MCP_ALLOW_ORIGINS``
+    (comma-separated); ``options`` go to :func:`build_server`.
+    """
+    if target is None:
+        target = os.environ.get("AGENTTOOL_MCP_TARGET", "")
+        if not target:
+            raise ValueError("asgi_app: give a target, or set AGENTTOOL_MCP_TARGET")
+    tools = _load_tools(target) if isinstance(target, str) else list(target)
+    if allow_origins is None:
+        listed = os.environ.get("AGENTTOOL_MCP_ALLOW_ORIGINS", "")
+        allow_origins = [o.strip() for o in listed.split(",") if o.strip()]
+    server = build_server(tools, **options)
+    return _http_app(server, allow_origins=allow_origins, stateless=True)
 
 
 # =============================================================================================
@@ -2059,6 +2329,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_serve = sub.add_parser("serve", help="serve the tools of TARGET over stdio or HTTP")
     p_serve.add_argument("target", help="a .py file or module, optionally :attr")
     p_serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
+    p_serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed over HTTP (repeatable; scheme://host:* for any port)",
+    )
     p_serve.add_argument("--name", default="agenttool")
     p_list = sub.add_parser("list", help="print a server's tools as definitions")
     p_list.add_argument("--prefix", default="")
@@ -2084,9 +2361,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if ns.http:
             host, sep, port = ns.http.rpartition(":")
-            if not sep or not port.isdigit():
-                parser.error(f"--http wants HOST:PORT, not {ns.http!r}")
-            serve(tools, name=ns.name, transport="http", host=host or "127.0.0.1", port=int(port))
+            if not sep or not port.isdigit() or (":" in host and not host.startswith("[")):
+                parser.error(f"--http wants HOST:PORT or [IPv6]:PORT, not {ns.http!r}")
+            serve(
+                tools,
+                name=ns.name,
+                transport="http",
+                host=host or "127.0.0.1",
+                port=int(port),
+                allow_origins=ns.allow_origin,
+            )
         else:
             serve(tools, name=ns.name)
         return 0
