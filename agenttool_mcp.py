@@ -15,6 +15,7 @@ Copyright (c) 2026 the agenttool authors.  MIT licence (see LICENSE).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -24,7 +25,15 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import agenttool as at
@@ -367,7 +376,7 @@ def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     if schema.get("type") == "object":
         return schema, False
     inner = dict(schema)
-    root = {k: inner.pop(k) for k in ("$schema", "$defs") if k in inner}
+    root: dict[str, Any] = {k: inner.pop(k) for k in ("$schema", "$defs") if k in inner}
     wrapped = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
     return {**wrapped, **root}, True
 
@@ -2204,7 +2213,9 @@ class FileTokenStore:
     """Tokens and client registration in one JSON file that only its owner can read (0600).
 
     Every write replaces the file atomically, so a rotated refresh token is on disk before the
-    SDK uses it.
+    SDK uses it.  Processes sharing the file take turns through a lock file beside it
+    (``fcntl.flock``; an exclusive-create lock where that is absent), so no update is lost.  A
+    corrupted file reads as empty, with a warning, and the next write replaces it.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -2218,8 +2229,31 @@ class FileTokenStore:
         except FileNotFoundError:
             return {}
         except ValueError as exc:
-            raise ValueError(f"FileTokenStore: {self.path} is not valid JSON: {exc}") from exc
-        return data if isinstance(data, dict) else {}
+            self._corrupt(f"not valid JSON ({exc})")
+            return {}
+        if not isinstance(data, dict):
+            self._corrupt("not a JSON object")
+            return {}
+        return data
+
+    def _corrupt(self, what: str) -> None:
+        import warnings
+
+        warnings.warn(
+            f"FileTokenStore: {self.path} is {what}; read as empty, the next write replaces it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+    def _entry(self, raw: Any, model: Any) -> Any:
+        """``raw`` read as the pydantic ``model``; ``None`` (with a warning) when it is not."""
+        if not raw:
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            self._corrupt(f"holding an entry that is not a {model.__name__} ({exc})")
+            return None
 
     def _write(self, data: dict[str, Any]) -> None:
         import tempfile
@@ -2241,34 +2275,85 @@ class FileTokenStore:
                 pass
             raise
 
+    def _update(self, key: str, change: Callable[[Any], Any]) -> None:
+        """Read, change one entry and write, holding the lock of threads and of processes."""
+        with self._lock, _file_lock(self.path + ".lock"):
+            data = self._read()
+            data[key] = change(data.get(key))
+            self._write(data)
+
     async def get_tokens(self) -> OAuthToken | None:
         from mcp.shared.auth import OAuthToken
 
         with self._lock:
             raw = self._read().get("tokens")
-        return OAuthToken.model_validate(raw) if raw else None
+        return cast("OAuthToken | None", self._entry(raw, OAuthToken))
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         from mcp.shared.auth import OAuthToken
 
-        with self._lock:
-            data = self._read()
-            old = OAuthToken.model_validate(data["tokens"]) if data.get("tokens") else None
-            data["tokens"] = _keep_refresh(old, tokens).model_dump(mode="json", exclude_none=True)
-            self._write(data)
+        def change(raw: Any) -> Any:
+            old = self._entry(raw, OAuthToken)
+            return _keep_refresh(old, tokens).model_dump(mode="json", exclude_none=True)
+
+        self._update("tokens", change)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
 
         with self._lock:
             raw = self._read().get("client_info")
-        return OAuthClientInformationFull.model_validate(raw) if raw else None
+        return cast(
+            "OAuthClientInformationFull | None", self._entry(raw, OAuthClientInformationFull)
+        )
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        with self._lock:
-            data = self._read()
-            data["client_info"] = client_info.model_dump(mode="json", exclude_none=True)
-            self._write(data)
+        self._update(
+            "client_info", lambda _: client_info.model_dump(mode="json", exclude_none=True)
+        )
+
+
+_STALE_LOCK = 30.0  # seconds after which an exclusive-create lock file is taken as abandoned
+
+
+@contextlib.contextmanager
+def _file_lock(path: str, flock: bool = True) -> Iterator[None]:
+    """An exclusive lock between processes on ``path``: ``flock`` where ``fcntl`` exists
+    (and ``flock``), else a lock file created exclusively (one left by a dead process
+    expires)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+    fcntl: Any = None
+    if flock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            pass
+    if fcntl is not None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+        return
+    import time
+
+    while True:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            break
+        except FileExistsError:
+            try:
+                if time.time() - os.path.getmtime(path) > _STALE_LOCK:
+                    os.unlink(path)
+                    continue
+            except OSError:
+                continue
+            time.sleep(0.005)
+    try:
+        yield
+    finally:
+        os.unlink(path)
 
 
 if TYPE_CHECKING:  # both stores satisfy the SDK's protocol
