@@ -1052,14 +1052,13 @@ class _Reply:
                 if time.monotonic() - self._since >= _SSE_DEFERRAL:
                     await self._commit()
                 return
-            message = _json_or_none(payload)
-            if _is_reply(message):
+            if _is_reply(payload):
                 await self._json(payload)
                 return
             await self._commit()
         if payload is not None and len(event) > _SSE_EVENT_LIMIT:
             message = _json_or_none(payload)
-            if not _is_reply(message):
+            if not isinstance(message, dict) or "method" in message:
                 return  # a notification no client would take: dropped, the call goes on
             event = _sse_event_of(_too_large(message, len(payload)))
         await self._send({"type": "http.response.body", "body": event, "more_body": True})
@@ -1087,22 +1086,57 @@ class _Reply:
         await self._send({"type": "http.response.body", "body": payload, "more_body": False})
 
 
+def _line_end(data: bytes, pos: int) -> int:
+    """The index of the first CR or LF at or after ``pos`` (``-1`` for none): one ``memchr``
+    each, as a JSON message has neither inside it."""
+    ends = [i for i in (data.find(b"\n", pos), data.find(b"\r", pos)) if i >= 0]
+    return min(ends) if ends else -1
+
+
+def _eol_size(data: bytes, i: int) -> int:
+    return 2 if data.startswith(b"\r\n", i) else 1
+
+
 def _event_end(data: bytes) -> tuple[int, int]:
-    """Where the first complete SSE event in ``data`` ends (its blank line), or (-1, 0)."""
-    best, size = -1, 0
-    for sep in (b"\r\n\r\n", b"\n\n", b"\r\r"):
-        at_ = data.find(sep)
-        if at_ >= 0 and (best < 0 or at_ < best):
-            best, size = at_, len(sep)
-    return best, size
+    """Where the first complete SSE event in ``data`` ends, as (index of its blank line's
+    line end, length of both line ends), or (-1, 0) while it is incomplete."""
+    pos = 0
+    while True:
+        i = _line_end(data, pos)
+        if i < 0:
+            return -1, 0
+        j = i + _eol_size(data, i)
+        if j >= len(data) or (data[j] == 13 and j + 1 == len(data)):
+            return -1, 0  # the next line, or a CR's LF, has not arrived yet
+        if data[j] in (10, 13):  # an empty line: the event ends
+            return i, j - i + _eol_size(data, j)
+        pos = j
 
 
 def _event_data(event: bytes) -> bytes | None:
     """The data of one SSE event, or ``None`` for an event with none (a comment, a ping)."""
-    lines = [
-        line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:")
-    ]
-    return b"\n".join(lines) if lines else None
+    lines: list[bytes] = []
+    pos, end = 0, len(event)
+    while pos < end:
+        stop = min(i for i in (event.find(b"\r", pos), event.find(b"\n", pos), end) if i >= 0)
+        if event.startswith(b"data:", pos):
+            start = pos + 6 if event.startswith(b" ", pos + 5) else pos + 5
+            lines.append(event[start:stop])
+        pos = stop + 1
+    return lines[0] if len(lines) == 1 else b"\n".join(lines) if lines else None
+
+
+def _is_reply(payload: bytes) -> bool:
+    """Whether a JSON-RPC message is a response (what ends a POST), not a request or notice:
+    read from its first member after ``id`` (a response has no ``method``), parsing the
+    whole message only when its head does not tell."""
+    head = payload[:512]
+    where = {key: head.find(key) for key in (b'"method"', b'"result"', b'"error"')}
+    seen = {key: i for key, i in where.items() if i >= 0}
+    if seen:
+        return min(seen, key=seen.__getitem__) != b'"method"'
+    message = _json_or_none(payload)
+    return isinstance(message, dict) and "method" not in message and "id" in message
 
 
 def _json_or_none(payload: bytes) -> Any:
@@ -1110,11 +1144,6 @@ def _json_or_none(payload: bytes) -> Any:
         return json.loads(payload)
     except ValueError:
         return None
-
-
-def _is_reply(message: Any) -> bool:
-    """Whether a JSON-RPC message is a response (what ends a POST), not a request or notice."""
-    return isinstance(message, dict) and "method" not in message and "id" in message
 
 
 def _too_large(reply: dict[str, Any], size: int) -> dict[str, Any]:
