@@ -1607,6 +1607,14 @@ BIG_FIXTURE = textwrap.dedent(
     def many(n: int) -> Many:
         \"\"\"n items, structured.\"\"\"
         return Many([str(i) for i in range(n)])
+
+
+    @at.tool
+    def ask() -> str:
+        \"\"\"Asks the user a name, answers with it.\"\"\"
+        schema = {"type": "object", "properties": {"n": {"type": "string"}}}
+        answer = at.elicit(at.Elicitation("Your name?", schema))
+        return f"{answer.action.value}:{(answer.content or {}).get('n')}"
     """
 )
 
@@ -1697,6 +1705,32 @@ class TestLargeResultsOverHTTP(_BigServer):
             self.assertIn("too large for one event of the SSE stream", _error_text(out))
             self.assertEqual(remote.call("big", {"n": 3}).output, "xxx")
             self.assertFalse(remote.closed)
+
+    def test_a_question_still_reaches_the_client_in_both_eras(self) -> None:
+        """A question opens the reply's stream (legacy) or becomes an input request (2026)."""
+        from mcp import Client
+
+        url = self.start()
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            return mt.ElicitResult(action="accept", content={"n": "Ada"})
+
+        async def main(mode: str) -> str:
+            async with Client(url, mode=mode, elicitation_callback=cast(Any, elicit)) as client:
+                return _text_of(await client.call_tool("ask", {}))
+
+        self.assertEqual(asyncio.run(main("legacy")), "accept:Ada")
+        self.assertEqual(asyncio.run(main("auto")), "accept:Ada")
+
+    def test_sse_events_are_read_with_every_line_ending(self) -> None:
+        for eol in (b"\r\n", b"\n", b"\r"):
+            one = b"event: message" + eol + b"data: {}" + eol + eol
+            ping = b": ping" + eol + eol
+            self.assertEqual(am._event_end(ping + one), (len(ping) - 2 * len(eol), 2 * len(eol)))
+            self.assertEqual(am._event_data(one), b"{}")
+            self.assertIsNone(am._event_data(ping))
+            self.assertEqual(am._event_end(one[:-1])[0], -1)  # not complete yet
+        self.assertEqual(am._event_data(b"data: a\ndata: b\n\n"), b"a\nb")
 
     @unittest.skipUnless(socket.has_ipv6, "this system has no IPv6")
     def test_an_ipv6_bind(self) -> None:
