@@ -1848,14 +1848,16 @@ class TestASGIWorkers(_BigServer):
         remote = None
         for _ in range(int(WAIT * 10)):
             try:
-                remote = am.connect(url=url, connect_timeout=WAIT)
+                # each request on a connection of its own, for the kernel to hand to either
+                # worker (kept-alive connections would stay with the worker that took them)
+                remote = am.connect(url=url, connect_timeout=WAIT, headers={"Connection": "close"})
                 break
             except am.RemoteError:
                 threading.Event().wait(0.1)
         assert remote is not None, "the workers never answered"
         self.addCleanup(remote.close)
         worker = remote.lookup("worker")
-        # one client, its calls in parallel batches; the kernel spreads connections over both
+        # one client, its calls in parallel batches
         served: dict[int, int] = {}
         pids: set[int] = set()
         for batch in range(50):
