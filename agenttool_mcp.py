@@ -381,6 +381,14 @@ def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return {**wrapped, **root}, True
 
 
+def _title_of(t: at.Tool, ann: at.Annotations | None) -> str | None:
+    """The display name to serve: the tool's ``title``, else its annotations' title."""
+    title = getattr(t, "title", None)
+    if isinstance(title, str) and title:
+        return title
+    return ann.title if ann is not None else None
+
+
 def _icons_of(t: at.Tool) -> list[mt.Icon] | None:
     """The tool's ``icons`` (``mcp.types.Icon``, dicts of its fields, or URLs), if it has any."""
     import mcp.types as mt
@@ -588,7 +596,7 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
             raise ValueError(f'agenttool_mcp: tool "{name}": icons: {exc}') from exc
         definition = mt.Tool(
             name=name,
-            title=ann.title if ann is not None else None,
+            title=_title_of(t, ann),
             description=t.description,
             input_schema=schema,
             output_schema=output,

@@ -1440,6 +1440,7 @@ class TestStructuredOverMCP(_Case):
             )
         )
         self.tools[-1].icons = [{"src": "https://x.test/i.png", "mimeType": "image/png"}]  # type: ignore[attr-defined]
+        self.tools[0].title = "A point"  # type: ignore[attr-defined]
         self.server = am.build_server(self.tools, name="shapes")
 
     def local(self, name: str, args: dict[str, Any]) -> at.Result:
@@ -1487,7 +1488,8 @@ class TestStructuredOverMCP(_Case):
             )
             self.assertEqual(wrapped["required"], ["result"])
             self.assertIsNone(listed["plain"].output_schema)
-            self.assertEqual(listed["plain"].title, "Plain")
+            self.assertEqual(listed["plain"].title, "Plain")  # the annotations' title
+            self.assertEqual(listed["point"].title, "A point")  # the tool's own
             self.assertEqual(listed["plain"].icons[0].src, "https://x.test/i.png")
             self.assertIsNone(listed["point"].icons)
             point = out["point"]
