@@ -1946,12 +1946,12 @@ class TestFileTokenStoreAcrossProcesses(_Case):
             self.assertEqual(proc.returncode, 0, err)
 
     def test_two_writing_processes_lose_nothing(self) -> None:
-        n = "150"
+        n = "250"
         self.run_both(_WRITER, [self.path, "tokens", n], [self.path, "client", n])
         store = am.FileTokenStore(self.path)
         tokens, info = asyncio.run(store.get_tokens()), asyncio.run(store.get_client_info())
         self.assertEqual(
-            (tokens and tokens.access_token, info and info.client_id), ("a149", "c149")
+            (tokens and tokens.access_token, info and info.client_id), ("a249", "c249")
         )
 
     def test_the_lock_where_flock_is_absent(self) -> None:
