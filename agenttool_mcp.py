@@ -242,7 +242,7 @@ def result_of(result: mt.CallToolResult) -> at.Result:
         if wrapped and isinstance(structured, dict) and "result" in structured:
             structured = structured["result"]
         texts = [p["text"] for p in items if p["type"] == "text"]
-        if not _carried(texts, result.structured_content, structured):
+        if not _carried(texts, items, result.structured_content, structured):
             items.append({"type": "text", "text": json.dumps(result.structured_content)})
     details: Any = result
     record = _record_from_meta(result.meta)
@@ -254,10 +254,13 @@ def result_of(result: mt.CallToolResult) -> at.Result:
     return at.Result(output=text, details=details, structured=structured)
 
 
-def _carried(texts: Iterable[str], *values: Any) -> bool:
-    """Whether one of ``texts`` is the JSON of one of ``values`` (the text block the spec asks
-    for beside structured content, which must not be added a second time); empty text carries
-    ``None``, as ``agenttool.output(None)`` is empty."""
+def _carried(texts: Iterable[str], parts: Any, *values: Any) -> bool:
+    """Whether the content already carries one of ``values``, so that its JSON text (the block
+    the spec asks for beside structured content) must not be added a second time: a text is
+    its JSON (empty text carries ``None``, as ``agenttool.output(None)`` is empty), or the
+    content ``parts`` are the value (a tool that returned an image part)."""
+    if isinstance(parts, list) and any(v == parts or [v] == parts for v in values):
+        return True
     for text in texts:
         head = text.lstrip()[:1]
         if not head and any(v is None for v in values):
@@ -822,7 +825,7 @@ def _final(event: at.Event, entry: _Entry) -> mt.CallToolResult:
             f"{reason}"
         )
     texts = [b.text for b in content if isinstance(b, mt.TextContent)]
-    if not _carried(texts, structured, result.structured):  # the text block the spec asks for
+    if not _carried(texts, result.output, structured, result.structured):  # the spec's text
         content.append(mt.TextContent(type="text", text=json.dumps(structured)))
     if entry.wrapped:
         meta = {**(meta or {}), _WRAPPED_META_KEY: True}

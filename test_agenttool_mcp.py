@@ -1422,6 +1422,11 @@ def _maybe(x: int) -> _Point | None:
     return _Point(x) if x else None
 
 
+def _picture() -> dict[str, Any]:
+    """An image part: its content is the value, so no JSON text is added beside it."""
+    return at.image(b"\x89PNG\r\n\x1a\n", "image/png")
+
+
 def _liar(x: int) -> _Point:
     """Says a point, returns text."""
     return cast(Any, "not a point")
@@ -1429,7 +1434,8 @@ def _liar(x: int) -> _Point:
 
 class TestStructuredOverMCP(_Case):
     def setUp(self) -> None:
-        self.tools = [at.new(fn.__name__[1:], "", fn) for fn in (_point, _squares, _maybe, _liar)]
+        functions = (_point, _squares, _maybe, _liar, _picture)
+        self.tools = [at.new(fn.__name__[1:], "", fn) for fn in functions]
         self.tools.append(
             at.new_func(
                 "plain",
@@ -1454,6 +1460,7 @@ class TestStructuredOverMCP(_Case):
                 ("squares", {"n": 4}),
                 ("maybe", {"x": 0}),
                 ("maybe", {"x": 5}),
+                ("picture", {}),
             ):
                 got, want = remote.call(name, args), self.local(name, args)
                 self.assertEqual(got.structured, want.structured, name)
@@ -1469,12 +1476,14 @@ class TestStructuredOverMCP(_Case):
                 point = await client.call_tool("point", {"x": 3})  # the SDK validates it
                 squares = await client.call_tool("squares", {"n": 3})
                 liar = await client.call_tool("liar", {"x": 1})
+                picture = await client.call_tool("picture", {})
                 return {
                     "listed": listed,
                     "version": client.server_info and client.server_info.version,
                     "point": point,
                     "squares": squares,
                     "liar": liar,
+                    "picture": picture,
                 }
 
         for mode in ("legacy", "auto"):
@@ -1500,6 +1509,9 @@ class TestStructuredOverMCP(_Case):
             # a value that does not fit its own schema is the tool's error, not a bad result
             self.assertTrue(out["liar"].is_error)
             self.assertIn("does not fit its output schema", _text_of(out["liar"]))
+            # an image the tool returned is its content: no base64 JSON text beside it
+            self.assertEqual([b.type for b in out["picture"].content], ["image"])
+            self.assertEqual(out["picture"].structured_content["type"], "input_image")
 
     def test_structured_content_is_appended_only_when_no_text_carries_it(self) -> None:
         value = {"a": [1, 2]}
