@@ -661,18 +661,19 @@ def build_server(
     ) -> mt.ListToolsResult:
         with state.lock:
             defs = [e.definition for e in state.entries.values()]
-        if not state.page_size:
-            return mt.ListToolsResult(tools=defs)
+        size = state.page_size or len(defs) or 1
         start = 0
         cursor = params.cursor if params is not None else None
         if cursor is not None:
             # the cursors issued are the offsets of later pages, written plainly
             start = int(cursor) if cursor.isdigit() and cursor == str(int(cursor)) else -1
-            if start <= 0 or start >= len(defs) or start % state.page_size:
+            if start <= 0 or start >= len(defs) or start % size:
                 from mcp.shared.exceptions import MCPError
 
                 raise MCPError(-32602, f"invalid cursor {cursor!r}: this server never issued it")
-        end = start + state.page_size
+        if not state.page_size:
+            return mt.ListToolsResult(tools=defs)
+        end = start + size
         nxt = str(end) if end < len(defs) else None
         return mt.ListToolsResult(tools=defs[start:end], next_cursor=nxt)
 

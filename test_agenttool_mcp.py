@@ -1583,6 +1583,11 @@ class TestServerFidelity(_Case):
         names, refused = asyncio.run(main())
         self.assertEqual(names, ["t0", "t1", "t2", "t3", "t4"])
         self.assertEqual(refused, dict.fromkeys(refused, -32602))
+        # a server that does not page issues no cursor at all
+        self.server = am.build_server(self.tools)
+        names, refused = asyncio.run(main())
+        self.assertEqual(names, ["t0", "t1", "t2", "t3", "t4"])
+        self.assertEqual(refused, dict.fromkeys(refused, -32602))
 
 
 BIG_FIXTURE = textwrap.dedent(
