@@ -96,6 +96,7 @@ __all__ = [
     "confined_by",
     "replay_of",
     "Inject",
+    "output_schema_of",
     "FunctionTool",
     "tool",
     "new",
@@ -4487,19 +4488,26 @@ class Result(_Value):
     ``output`` is text or a list of content parts; ``terminate`` hints that the agent loop may
     stop after this batch.  A failed call is never a ``Result`` with error text: the tool
     raises, and the host renders the failure once with :func:`error_result`.
+    ``structured`` is the JSON value of a tool with an output schema (:func:`output_schema_of`).
     """
 
-    __slots__ = ("output", "details", "terminate")
+    __slots__ = ("output", "details", "terminate", "structured")
     output: str | list[Part]
     details: Any
     terminate: bool
+    structured: Any
 
     def __init__(
-        self, output: str | list[Part] = "", details: Any = None, terminate: bool = False
+        self,
+        output: str | list[Part] = "",
+        details: Any = None,
+        terminate: bool = False,
+        structured: Any = None,
     ) -> None:
         self.output = output
         self.details = details
         self.terminate = terminate
+        self.structured = structured
 
 
 def text(s: str) -> Result:
@@ -5004,7 +5012,8 @@ class Tool(Protocol):
     Optional properties a tool may declare, each read by exactly one function that supplies
     the default: ``strict`` (:func:`is_strict`), ``sequential`` (:func:`is_sequential`),
     ``resource`` (:func:`resource_of`), ``annotations`` (:func:`annotations_of`),
-    ``confined(args)`` (:func:`confined_by`), ``replay(args)`` (:func:`replay_of`), and
+    ``confined(args)`` (:func:`confined_by`), ``replay(args)`` (:func:`replay_of`),
+    ``output_schema`` (:func:`output_schema_of`), and
     ``close()``, whose presence says the tool owns something the host must close.
     """
 
@@ -5063,6 +5072,13 @@ def replay_of(t: Tool, args: dict[str, Any]) -> Replay:
         return Replay.UNKNOWN
 
 
+def output_schema_of(t: Tool) -> dict[str, Any] | None:
+    """The JSON Schema of the tool's structured result (``Result.structured``), or ``None``
+    when its results are text only."""
+    schema = getattr(t, "output_schema", None)
+    return schema if isinstance(schema, dict) else None
+
+
 PROPERTIES: dict[str, Callable[..., Any]] = {
     "strict": is_strict,
     "sequential": is_sequential,
@@ -5070,6 +5086,7 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "annotations": annotations_of,
     "confined": confined_by,
     "replay": replay_of,
+    "output_schema": output_schema_of,
 }
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""
@@ -5185,6 +5202,7 @@ class FunctionTool:
         validate: bool | None = None,
         struct: bool = False,
         raw: bool = False,
+        output_schema: bool | dict[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"agenttool: tool {name!r}: fn must be callable, got {fn!r}")
@@ -5203,6 +5221,7 @@ class FunctionTool:
         self._confined = confined
         self._replay = replay
         self._raw = raw
+        self._output = _output_option(self.name, output_schema)
         self._decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._validator: Validator | None = None
         self._unchecked: dict[str, Any] | None = None  # a schema to compile on the first call
@@ -5281,7 +5300,18 @@ class FunctionTool:
             value = self.fn(**args)
         if inspect.isawaitable(value):
             value = _run_async(value, scope)
-        return output(value)
+        result = output(value)
+        if not isinstance(value, Result) and self.output_schema is not None:
+            result.structured = _structured(value, result)
+        return result
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The schema of the structured result: supplied, or generated from the return hint
+        on first use (registration stays cheap); ``None`` when there is none."""
+        if self._output is _FROM_HINT:
+            self._output = _output_schema_from_hint(self.fn)
+        return typing.cast(Optional[dict[str, Any]], self._output)
 
     def _with_injected(self, args: dict[str, Any], call: Call, scope: _Scope) -> dict[str, Any]:
         """The keyword arguments with the host's parameters filled in (see :class:`Inject`)."""
@@ -5297,6 +5327,64 @@ class FunctionTool:
             elif default is _EMPTY:
                 raise _missing_injection(self.name, key)
         return out
+
+
+# --- output schemas: the structured result of a function tool ---------------------------------
+
+_FROM_HINT: Any = object()  # FunctionTool._output until the return hint has been read
+_TEXT_RETURNS = (str, Result, object)
+
+
+def _output_option(name: str, option: Any) -> Any:
+    """``output_schema=``: ``None``/``True`` from the return hint, ``False`` none, a dict."""
+    if option is None or option is True:
+        return _FROM_HINT
+    if option is False:
+        return None
+    if isinstance(option, dict):
+        return option
+    raise TypeError(
+        f"agenttool: tool {name!r}: output_schema must be a bool or a dict, not {option!r}"
+    )
+
+
+def _output_schema_from_hint(fn: Callable[..., Any]) -> dict[str, Any] | None:
+    """The schema of what ``fn`` returns, from the schema generator; ``None`` for no hint, a
+    text or ``Result`` return (or a union holding one), and a type no schema expresses."""
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    if not inspect.isroutine(target) and not isinstance(target, type):
+        target = getattr(target, "__call__", target)  # noqa: B004 - a callable object's hints
+    try:
+        hint = typing.get_type_hints(target, include_extras=True).get("return", _EMPTY)
+    except Exception:
+        return None
+    bare = _bare_hint(hint)
+    if bare is None or bare is _NONE_TYPE:
+        return None
+    union = typing.get_origin(bare) is Union or type(bare).__name__ == "UnionType"
+    for member in typing.get_args(bare) if union else (bare,):
+        member = _bare_hint(member)
+        if member is _EMPTY or member is Any or member in _TEXT_RETURNS:
+            return None
+        if isinstance(member, type) and issubclass(member, (str, Result)):
+            return None
+    try:
+        return _type_spec(hint, False)[0]
+    except (TypeError, ValueError):
+        return None
+
+
+def _bare_hint(tp: Any) -> Any:
+    """The type under ``Annotated`` and the Required/ReadOnly/Final markers."""
+    tp = _unwrap_markers(tp)[0]
+    return typing.get_args(tp)[0] if typing.get_origin(tp) is typing.Annotated else tp
+
+
+def _structured(value: Any, result: Result) -> Any:
+    """The JSON value of what a tool returned: the output text read back when it is that JSON."""
+    if isinstance(result.output, str) and value is not None and not isinstance(value, str):
+        return json.loads(result.output)
+    return json.loads(_dumps(value))
 
 
 class _ClosingFunctionTool(FunctionTool):
@@ -5322,8 +5410,9 @@ def new(
     Options: ``strict``, ``sequential``, ``resource``, ``annotations``, ``confined``,
     ``replay`` (a :class:`Replay` or a function of the arguments), ``closer``,
     ``parameters`` (a supplied schema, then not validated unless ``validate=True``),
-    ``validate=False`` (skip validation of the generated schema) and ``struct=True`` (the
-    function's one parameter is a dataclass or TypedDict whose schema is the root).
+    ``validate=False`` (skip validation of the generated schema), ``struct=True`` (the
+    function's one parameter is a dataclass or TypedDict whose schema is the root) and
+    ``output_schema`` (``False`` for none, or a dict; by default from the return hint).
     """
     closer = options.pop("closer", None)
     if closer is not None:

@@ -5,7 +5,7 @@ any MCP server as agenttool tools (``connect``, ``aconnect``).  The SDK does the
 module maps it to the contract both ways.  ``mcp`` is imported lazily, inside the functions that
 need it, because importing it costs about 0.6 s.
 
-Command line: ``python -m agenttool_mcp serve TARGET [--http HOST:PORT]``,
+Command line: ``python -m agenttool_mcp serve TARGET [--http HOST:PORT] [--allow-origin O]``,
 ``python -m agenttool_mcp list [--prefix P] (--url URL | -- COMMAND ...)`` and
 ``python -m agenttool_mcp call (--url URL | -- COMMAND ...) --tool NAME --args JSON``.
 
@@ -15,6 +15,7 @@ Copyright (c) 2026 the agenttool authors.  MIT licence (see LICENSE).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -24,7 +25,15 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import agenttool as at
@@ -57,6 +66,7 @@ __all__ = [
     "content_of",
     "current_request_context",
     "current_session",
+    "asgi_app",
     "main",
     "result_of",
     "serve",
@@ -70,6 +80,8 @@ TOOL_META_KEY = "io.github.christopherdavenport.agenttool/tool"
 """The ``_meta`` key of a tool definition: ``{"sequential", "resource", "readOnly"}``, when set."""
 
 _EMPTY_SCHEMA: dict[str, Any] = dict(at.NO_ARGS)  # served for a tool whose parameters is None
+# a result's ``_meta`` flag: its structuredContent is ``{"result": value}`` around a non-object
+_WRAPPED_META_KEY = "io.github.christopherdavenport.agenttool/wrapped"
 _CLOSED = "mcp: connection closed"
 _LOST = "mcp: connection closed by the server"
 _CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
@@ -185,8 +197,10 @@ def result_of(result: mt.CallToolResult) -> at.Result:
 
     Text alone is text joined with newlines; an image, audio or blob makes parts: images as
     ``input_image`` data URLs, audio and blobs as ``input_file``, embedded text as text, links
-    as ``resource: <uri>``; structured content is appended as JSON text.  Details are the SDK
-    result, or a ``RemoteRecord`` when its ``_meta`` carries a record.
+    as ``resource: <uri>``.  Structured content becomes ``Result.structured`` (unwrapped from
+    ``{"result": value}`` when our server wrapped it) and is appended as JSON text only when no
+    text block already carries it.  Details are the SDK result, or a ``RemoteRecord`` when its
+    ``_meta`` carries a record.
     """
     import mcp.types as mt
 
@@ -222,15 +236,44 @@ def result_of(result: mt.CallToolResult) -> at.Result:
             items.append({"type": "text", "text": f"resource: {block.uri}"})
         else:  # pragma: no cover - a content kind newer than this module
             items.append({"type": "text", "text": block.model_dump_json(by_alias=True)})
-    if result.structured_content is not None:
-        items.append({"type": "text", "text": json.dumps(result.structured_content)})
+    structured = result.structured_content
+    if structured is not None:
+        wrapped = (result.meta or {}).get(_WRAPPED_META_KEY) is True
+        if wrapped and isinstance(structured, dict) and "result" in structured:
+            structured = structured["result"]
+        texts = [p["text"] for p in items if p["type"] == "text"]
+        if not _carried(texts, items, result.structured_content, structured):
+            items.append({"type": "text", "text": json.dumps(result.structured_content)})
     details: Any = result
     record = _record_from_meta(result.meta)
     if record is not None:
         details = RemoteRecord(record[0], record[1], result)
     if binary:
-        return at.Result(output=items, details=details)
-    return at.Result(output="\n".join(p["text"] for p in items), details=details)
+        return at.Result(output=items, details=details, structured=structured)
+    text = "\n".join(p["text"] for p in items)
+    return at.Result(output=text, details=details, structured=structured)
+
+
+def _carried(texts: Iterable[str], parts: Any, *values: Any) -> bool:
+    """Whether the content already carries one of ``values``, so that its JSON text (the block
+    the spec asks for beside structured content) must not be added a second time: a text is
+    its JSON (empty text carries ``None``, as ``agenttool.output(None)`` is empty), or the
+    content ``parts`` are the value (a tool that returned an image part)."""
+    if isinstance(parts, list) and any(v == parts or [v] == parts for v in values):
+        return True
+    for text in texts:
+        head = text.lstrip()[:1]
+        if not head and any(v is None for v in values):
+            return True
+        if not head or head not in '{["-0123456789tfn':
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        if any(value == v for v in values):
+            return True
+    return False
 
 
 def _error_text(result: mt.CallToolResult) -> str:
@@ -325,6 +368,41 @@ class _Entry:
     tool: at.Tool
     definition: mt.Tool
     validator: Any
+    output_check: Any = None  # the validator of the served outputSchema, when there is one
+    wrapped: bool = False  # structured values cross as {"result": value}
+
+
+def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The ``outputSchema`` to serve for a tool's output schema, and whether values are wrapped:
+    MCP wants an object, so any other schema becomes ``{"result": ...}`` (``$defs`` stay at
+    the root, where their references point)."""
+    if schema.get("type") == "object":
+        return schema, False
+    inner = dict(schema)
+    root: dict[str, Any] = {k: inner.pop(k) for k in ("$schema", "$defs") if k in inner}
+    wrapped = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
+    return {**wrapped, **root}, True
+
+
+def _title_of(t: at.Tool, ann: at.Annotations | None) -> str | None:
+    """The display name to serve: the tool's ``title``, else its annotations' title."""
+    title = getattr(t, "title", None)
+    if isinstance(title, str) and title:
+        return title
+    return ann.title if ann is not None else None
+
+
+def _icons_of(t: at.Tool) -> list[mt.Icon] | None:
+    """The tool's ``icons`` (``mcp.types.Icon``, dicts of its fields, or URLs), if it has any."""
+    import mcp.types as mt
+
+    icons = getattr(t, "icons", None)
+    if not icons:
+        return None
+    return [
+        i if isinstance(i, mt.Icon) else mt.Icon(src=i) if isinstance(i, str) else mt.Icon(**i)
+        for i in icons
+    ]
 
 
 class _ThreadBus:
@@ -490,6 +568,14 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
             raise ValueError(f'agenttool_mcp: tool "{name}": schema: {exc}') from exc
         annotations = None
         ann = at.annotations_of(t)
+        output, wrapped, output_check = None, False, None
+        declared = at.output_schema_of(t)
+        if declared is not None:
+            output, wrapped = _output_schema(declared)
+            try:
+                output_check = _compile(output)
+            except Exception as exc:
+                raise ValueError(f'agenttool_mcp: tool "{name}": output schema: {exc}') from exc
         if ann is not None:
             stated: dict[str, Any] = {
                 "title": ann.title,
@@ -507,14 +593,21 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
         resource = at.resource_of(t)
         if resource:
             facts["resource"] = resource
+        try:
+            icons = _icons_of(t)
+        except Exception as exc:
+            raise ValueError(f'agenttool_mcp: tool "{name}": icons: {exc}') from exc
         definition = mt.Tool(
             name=name,
+            title=_title_of(t, ann),
             description=t.description,
             input_schema=schema,
+            output_schema=output,
+            icons=icons,
             annotations=annotations,
             _meta={TOOL_META_KEY: facts} if facts else None,
         )
-        entries[name] = _Entry(t, definition, check)
+        entries[name] = _Entry(t, definition, check, output_check, wrapped)
     return entries
 
 
@@ -522,7 +615,7 @@ def build_server(
     tools: Iterable[at.Tool],
     *,
     name: str = "agenttool",
-    version: str = "",
+    version: str | None = None,
     instructions: str | None = None,
     recorder: Callable[[at.Record], None] | None = None,
     page_size: int | None = None,
@@ -537,7 +630,10 @@ def build_server(
     elicitation and records work inside it), and ``tools.listChanged`` is advertised and sent
     by ``set_tools``.  ``recorder`` takes the records tools write; ``page_size`` splits
     ``tools/list`` into pages; a call may ask ``max_requests`` questions on a 2026-07-28
-    session, whose answers must come within ``abandon_after`` seconds.
+    session, whose answers must come within ``abandon_after`` seconds.  ``version`` defaults
+    to agenttool's own.  A tool with an output schema (``agenttool.output_schema_of``) serves
+    it as ``outputSchema`` and its ``Result.structured`` as ``structuredContent`` (checked
+    against the schema first); a value that is not an object crosses as ``{"result": value}``.
     """
     _mcp_available()
     import mcp.types as mt
@@ -565,18 +661,19 @@ def build_server(
     ) -> mt.ListToolsResult:
         with state.lock:
             defs = [e.definition for e in state.entries.values()]
-        if not state.page_size:
-            return mt.ListToolsResult(tools=defs)
+        size = state.page_size or len(defs) or 1
         start = 0
         cursor = params.cursor if params is not None else None
-        if cursor:
-            try:
-                start = int(cursor)
-            except ValueError:
+        if cursor is not None:
+            # the cursors issued are the offsets of later pages, written plainly
+            start = int(cursor) if cursor.isdigit() and cursor == str(int(cursor)) else -1
+            if start <= 0 or start >= len(defs) or start % size:
                 from mcp.shared.exceptions import MCPError
 
-                raise MCPError(-32602, f"invalid cursor {cursor!r}") from None
-        end = start + state.page_size
+                raise MCPError(-32602, f"invalid cursor {cursor!r}: this server never issued it")
+        if not state.page_size:
+            return mt.ListToolsResult(tools=defs)
+        end = start + size
         nxt = str(end) if end < len(defs) else None
         return mt.ListToolsResult(tools=defs[start:end], next_cursor=nxt)
 
@@ -629,7 +726,7 @@ def build_server(
                     if not event.final:
                         await _send_progress(ctx, run, event.result)
                         continue
-                    return _final(event)
+                    return _final(event, run.entry)
                 question: at.Elicitation = item[1]
                 run.open = item[2]
                 if not _can_elicit(ctx, question):
@@ -668,7 +765,7 @@ def build_server(
 
     server = _AgentServer(
         name,
-        version=version,
+        version=version if version is not None else at.__version__,
         instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -708,7 +805,7 @@ def _error_result(message: str) -> mt.CallToolResult:
     return mt.CallToolResult(content=[mt.TextContent(type="text", text=message)], is_error=True)
 
 
-def _final(event: at.Event) -> mt.CallToolResult:
+def _final(event: at.Event, entry: _Entry) -> mt.CallToolResult:
     import mcp.types as mt
 
     if event.error is not None or event.result is None:
@@ -716,7 +813,26 @@ def _final(event: at.Event) -> mt.CallToolResult:
         return _error_result(at.error_message(err))
     result = event.result
     meta = _record_meta(result.details)
-    return mt.CallToolResult(content=content_of(result.output), is_error=False, _meta=meta)
+    content = content_of(result.output)
+    if entry.output_check is None:
+        return mt.CallToolResult(content=content, is_error=False, _meta=meta)
+    structured = {"result": result.structured} if entry.wrapped else result.structured
+    try:
+        entry.output_check.validate(structured)
+    except Exception as exc:
+        reason = str(exc).removeprefix("invalid arguments: ")
+        return _error_result(
+            f'tool "{entry.tool.name}" returned a value that does not fit its output schema: '
+            f"{reason}"
+        )
+    texts = [b.text for b in content if isinstance(b, mt.TextContent)]
+    if not _carried(texts, result.output, structured, result.structured):  # the spec's text
+        content.append(mt.TextContent(type="text", text=json.dumps(structured)))
+    if entry.wrapped:
+        meta = {**(meta or {}), _WRAPPED_META_KEY: True}
+    return mt.CallToolResult(
+        content=content, structured_content=structured, is_error=False, _meta=meta
+    )
 
 
 async def _send_progress(
@@ -838,10 +954,278 @@ async def _serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def _http_server(server: Server[Any], host: str, port: int, announce: TextIO | None) -> Any:
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+_LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+_SSE_EVENT_LIMIT = 1024 * 1024  # the SDK client refuses a larger SSE event (and drops the link)
+_SSE_DEFERRAL = 30.0  # seconds a reply may wait for its JSON form before the stream is opened
+
+
+def _origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
+    """Whether ``origin`` is one of ``allowed`` (``scheme://host:*`` allows any port)."""
+    for pattern in allowed:
+        if origin == pattern or (pattern.endswith(":*") and origin.startswith(pattern[:-1])):
+            return True
+    return False
+
+
+def _header(scope: Mapping[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+class _HTTPGuard:
+    """ASGI middleware in front of the SDK's streamable HTTP app.
+
+    A present ``Origin`` that is not allowed gets 403 (the spec's MUST, on every bind).  A
+    POST's reply is sent as ``application/json`` unless the call streams something first
+    (progress, a question) or runs past ``_SSE_DEFERRAL`` seconds: the SDK client refuses an
+    SSE event over 1 MiB, so a large result as one event would kill the connection.  On a
+    stream already open, a reply too large for one event becomes a JSON-RPC error saying so.
+    """
+
+    def __init__(self, app: Any, origins: Sequence[str]) -> None:
+        self.app = app
+        self.origins = tuple(origins)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        origin = _header(scope, b"origin")
+        if origin is not None and not _origin_allowed(origin, self.origins):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"Forbidden: Origin not allowed"})
+            return
+        if scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        await self.app(scope, receive, _Reply(send).send)
+
+
+class _Reply:
+    """The sending side of one POST: holds an SSE reply back until its first message shows
+    whether it can go as plain JSON (see ``_HTTPGuard``)."""
+
+    def __init__(self, send: Any) -> None:
+        import time
+
+        self._send = send
+        self._since = time.monotonic()
+        self._start: dict[str, Any] | None = None  # a held text/event-stream response start
+        self._held: list[bytes] = []  # events held with it (pings, a priming event)
+        self._rest = b""  # an event not yet complete
+        self._open = False  # the SSE stream went out
+        self._done = False  # the reply went out as JSON: the app's later sends are dropped
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self._done:
+            return
+        kind = message["type"]
+        if kind == "http.response.start":
+            content_type = dict(message.get("headers", ())).get(b"content-type", b"")
+            if bytes(content_type).startswith(b"text/event-stream"):
+                self._start = message
+                return
+        elif kind == "http.response.body" and self._start is not None:
+            await self._body(message.get("body", b""), message.get("more_body", False))
+            return
+        await self._send(message)
+
+    async def _body(self, body: bytes, more: bool) -> None:
+        data = self._rest + body
+        while True:
+            cut, size = _event_end(data)
+            if cut < 0:
+                break
+            await self._event(data[: cut + size])
+            if self._done:
+                return
+            data = data[cut + size :]
+        self._rest = data
+        if not more:
+            await self._commit()
+            await self._send({"type": "http.response.body", "body": data, "more_body": False})
+
+    async def _event(self, event: bytes) -> None:
+        import time
+
+        payload = _event_data(event)
+        if not self._open:
+            if payload is None:  # a ping or a priming event
+                self._held.append(event)
+                if time.monotonic() - self._since >= _SSE_DEFERRAL:
+                    await self._commit()
+                return
+            if _is_reply(payload):
+                await self._json(payload)
+                return
+            await self._commit()
+        if payload is not None and len(event) > _SSE_EVENT_LIMIT:
+            message = _json_or_none(payload)
+            if not isinstance(message, dict) or "method" in message:
+                return  # a notification no client would take: dropped, the call goes on
+            event = _sse_event_of(_too_large(message, len(payload)))
+        await self._send({"type": "http.response.body", "body": event, "more_body": True})
+
+    async def _commit(self) -> None:
+        if self._open or self._start is None:
+            return
+        self._open = True
+        await self._send(self._start)
+        for event in self._held:
+            await self._send({"type": "http.response.body", "body": event, "more_body": True})
+        self._held = []
+
+    async def _json(self, payload: bytes) -> None:
+        assert self._start is not None
+        dropped = (b"content-type", b"content-length", b"cache-control", b"connection")
+        headers = [(k, v) for k, v in self._start.get("headers", ()) if k.lower() not in dropped]
+        headers += [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode()),
+        ]
+        self._done = True
+        status = self._start.get("status", 200)
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+        await self._send({"type": "http.response.body", "body": payload, "more_body": False})
+
+
+def _line_end(data: bytes, pos: int) -> int:
+    """The index of the first CR or LF at or after ``pos`` (``-1`` for none): one ``memchr``
+    each, as a JSON message has neither inside it."""
+    ends = [i for i in (data.find(b"\n", pos), data.find(b"\r", pos)) if i >= 0]
+    return min(ends) if ends else -1
+
+
+def _eol_size(data: bytes, i: int) -> int:
+    return 2 if data.startswith(b"\r\n", i) else 1
+
+
+def _event_end(data: bytes) -> tuple[int, int]:
+    """Where the first complete SSE event in ``data`` ends, as (index of its blank line's
+    line end, length of both line ends), or (-1, 0) while it is incomplete."""
+    pos = 0
+    while True:
+        i = _line_end(data, pos)
+        if i < 0:
+            return -1, 0
+        j = i + _eol_size(data, i)
+        if j >= len(data) or (data[j] == 13 and j + 1 == len(data)):
+            return -1, 0  # the next line, or a CR's LF, has not arrived yet
+        if data[j] in (10, 13):  # an empty line: the event ends
+            return i, j - i + _eol_size(data, j)
+        pos = j
+
+
+def _event_data(event: bytes) -> bytes | None:
+    """The data of one SSE event, or ``None`` for an event with none (a comment, a ping)."""
+    lines: list[bytes] = []
+    pos, end = 0, len(event)
+    while pos < end:
+        stop = min(i for i in (event.find(b"\r", pos), event.find(b"\n", pos), end) if i >= 0)
+        if event.startswith(b"data:", pos):
+            start = pos + 6 if event.startswith(b" ", pos + 5) else pos + 5
+            lines.append(event[start:stop])
+        pos = stop + 1
+    return lines[0] if len(lines) == 1 else b"\n".join(lines) if lines else None
+
+
+def _is_reply(payload: bytes) -> bool:
+    """Whether a JSON-RPC message is a response (what ends a POST), not a request or notice:
+    read from its first member after ``id`` (a response has no ``method``), parsing the
+    whole message only when its head does not tell."""
+    head = payload[:512]
+    where = {key: head.find(key) for key in (b'"method"', b'"result"', b'"error"')}
+    seen = {key: i for key, i in where.items() if i >= 0}
+    if seen:
+        return min(seen, key=seen.__getitem__) != b'"method"'
+    message = _json_or_none(payload)
+    return isinstance(message, dict) and "method" not in message and "id" in message
+
+
+def _json_or_none(payload: bytes) -> Any:
+    try:
+        return json.loads(payload)
+    except ValueError:
+        return None
+
+
+def _too_large(reply: dict[str, Any], size: int) -> dict[str, Any]:
+    """What goes in place of a reply too large for one SSE event: a tool call's failed result
+    (the model reads why), any other request's JSON-RPC error."""
+    text = (
+        f"mcp: the result is {size / (1024 * 1024):.1f} MiB, too large for one event of the "
+        "SSE stream this call had opened (it reported progress, asked a question or ran for "
+        f"over {_SSE_DEFERRAL:.0f} s); return less, or report no progress"
+    )
+    result = reply.get("result")
+    if isinstance(result, dict) and "content" in result:
+        kept = {k: v for k, v in result.items() if k not in ("content", "structuredContent")}
+        answer = {**kept, "content": [{"type": "text", "text": text}], "isError": True}
+        return {"jsonrpc": "2.0", "id": reply.get("id"), "result": answer}
+    error = {"code": -32603, "message": text}
+    return {"jsonrpc": "2.0", "id": reply.get("id"), "error": error}
+
+
+def _sse_event_of(message: dict[str, Any]) -> bytes:
+    return b"event: message\r\ndata: " + json.dumps(message).encode() + b"\r\n\r\n"
+
+
+def _url_host(host: str) -> str:
+    """``host`` as it goes in a URL: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _http_app(
+    server: Server[Any],
+    *,
+    host: str | None = None,
+    allow_origins: Iterable[str] = (),
+    stateless: bool = False,
+) -> Any:
+    """The ASGI app serving ``server`` at ``/mcp``, behind ``_HTTPGuard``.
+
+    On a loopback ``host`` the SDK also checks ``Host`` (DNS rebinding) and loopback origins
+    are allowed beside ``allow_origins``; ``host=None`` is a bind nobody knows (``asgi_app``).
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    origins = list(allow_origins)
+    security = None
+    if host in _LOOPBACK_HOSTS:
+        origins += _LOOPBACK_ORIGINS
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=origins,
+        )
+    app = server.streamable_http_app(
+        host=host or "0.0.0.0",  # noqa: S104 - only read to pick the SDK's loopback defaults
+        transport_security=security,
+        stateless_http=stateless,
+    )
+    return _HTTPGuard(app, origins)
+
+
+def _http_server(
+    server: Server[Any],
+    host: str,
+    port: int,
+    announce: TextIO | None,
+    allow_origins: Iterable[str] = (),
+) -> Any:
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
+    host = host.removeprefix("[").removesuffix("]")
+    app = _http_app(server, host=host, allow_origins=allow_origins)
 
     class _Announcing(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -852,7 +1236,8 @@ def _http_server(server: Server[Any], host: str, port: int, announce: TextIO | N
                     for sock in srv.sockets:
                         bound = sock.getsockname()[1]
                         break
-                print(f"agenttool_mcp: serving at http://{host}:{bound}/mcp", file=announce)
+                url = f"http://{_url_host(host)}:{bound}/mcp"
+                print(f"agenttool_mcp: serving at {url}", file=announce)
                 announce.flush()
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
@@ -863,17 +1248,20 @@ def serve(
     tools: Iterable[at.Tool],
     *,
     name: str = "agenttool",
-    version: str = "",
+    version: str | None = None,
     transport: str = "stdio",
     host: str = "127.0.0.1",
     port: int = 8000,
     instructions: str | None = None,
     recorder: Callable[[at.Record], None] | None = None,
+    allow_origins: Iterable[str] = (),
 ) -> None:
     """Serve ``tools`` over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
     Blocks until the client hangs up (stdio) or the process is interrupted (HTTP).  With
-    ``port=0`` the system picks a free port; the address is printed on stderr.
+    ``port=0`` the system picks a free port; the address is printed on stderr.  Over HTTP a
+    request whose ``Origin`` is present and not in ``allow_origins`` gets 403 (loopback origins
+    are allowed on a loopback host); a request without ``Origin`` is served.
     """
     server = build_server(
         tools, name=name, version=version, instructions=instructions, recorder=recorder
@@ -883,9 +1271,36 @@ def serve(
 
         anyio.run(_serve_stdio, server)
     elif transport == "http":
-        _http_server(server, host, port, sys.stderr).run()
+        _http_server(server, host, port, sys.stderr, allow_origins).run()
     else:
         raise ValueError(f'serve: transport must be "stdio" or "http", not {transport!r}')
+
+
+def asgi_app(
+    target: str | Iterable[at.Tool] | None = None,
+    *,
+    allow_origins: Iterable[str] | None = None,
+    **options: Any,
+) -> Any:
+    """An ASGI application serving tools at ``/mcp``, for any ASGI server and any number of
+    workers: ``uvicorn --factory agenttool_mcp:asgi_app --workers 4``.
+
+    ``target`` is a tools file or module as the command line takes it, or the tools; without
+    it, ``AGENTTOOL_MCP_TARGET`` names it.  Stateless, so any worker serves any request: the
+    2026-07-28 era is stateless already, and legacy requests carry no session (list changes
+    are not pushed).  ``allow_origins`` defaults to ``AGENTTOOL_MCP_ALLOW_ORIGINS``
+    (comma-separated); ``options`` go to :func:`build_server`.
+    """
+    if target is None:
+        target = os.environ.get("AGENTTOOL_MCP_TARGET", "")
+        if not target:
+            raise ValueError("asgi_app: give a target, or set AGENTTOOL_MCP_TARGET")
+    tools = _load_tools(target) if isinstance(target, str) else list(target)
+    if allow_origins is None:
+        listed = os.environ.get("AGENTTOOL_MCP_ALLOW_ORIGINS", "")
+        allow_origins = [o.strip() for o in listed.split(",") if o.strip()]
+    server = build_server(tools, **options)
+    return _http_app(server, allow_origins=allow_origins, stateless=True)
 
 
 # =============================================================================================
@@ -1839,7 +2254,9 @@ class FileTokenStore:
     """Tokens and client registration in one JSON file that only its owner can read (0600).
 
     Every write replaces the file atomically, so a rotated refresh token is on disk before the
-    SDK uses it.
+    SDK uses it.  Processes sharing the file take turns through a lock file beside it
+    (``fcntl.flock``; an exclusive-create lock where that is absent), so no update is lost.  A
+    corrupted file reads as empty, with a warning, and the next write replaces it.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -1853,8 +2270,31 @@ class FileTokenStore:
         except FileNotFoundError:
             return {}
         except ValueError as exc:
-            raise ValueError(f"FileTokenStore: {self.path} is not valid JSON: {exc}") from exc
-        return data if isinstance(data, dict) else {}
+            self._corrupt(f"not valid JSON ({exc})")
+            return {}
+        if not isinstance(data, dict):
+            self._corrupt("not a JSON object")
+            return {}
+        return data
+
+    def _corrupt(self, what: str) -> None:
+        import warnings
+
+        warnings.warn(
+            f"FileTokenStore: {self.path} is {what}; read as empty, the next write replaces it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+    def _entry(self, raw: Any, model: Any) -> Any:
+        """``raw`` read as the pydantic ``model``; ``None`` (with a warning) when it is not."""
+        if not raw:
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            self._corrupt(f"holding an entry that is not a {model.__name__} ({exc})")
+            return None
 
     def _write(self, data: dict[str, Any]) -> None:
         import tempfile
@@ -1876,34 +2316,85 @@ class FileTokenStore:
                 pass
             raise
 
+    def _update(self, key: str, change: Callable[[Any], Any]) -> None:
+        """Read, change one entry and write, holding the lock of threads and of processes."""
+        with self._lock, _file_lock(self.path + ".lock"):
+            data = self._read()
+            data[key] = change(data.get(key))
+            self._write(data)
+
     async def get_tokens(self) -> OAuthToken | None:
         from mcp.shared.auth import OAuthToken
 
         with self._lock:
             raw = self._read().get("tokens")
-        return OAuthToken.model_validate(raw) if raw else None
+        return cast("OAuthToken | None", self._entry(raw, OAuthToken))
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         from mcp.shared.auth import OAuthToken
 
-        with self._lock:
-            data = self._read()
-            old = OAuthToken.model_validate(data["tokens"]) if data.get("tokens") else None
-            data["tokens"] = _keep_refresh(old, tokens).model_dump(mode="json", exclude_none=True)
-            self._write(data)
+        def change(raw: Any) -> Any:
+            old = self._entry(raw, OAuthToken)
+            return _keep_refresh(old, tokens).model_dump(mode="json", exclude_none=True)
+
+        self._update("tokens", change)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
 
         with self._lock:
             raw = self._read().get("client_info")
-        return OAuthClientInformationFull.model_validate(raw) if raw else None
+        return cast(
+            "OAuthClientInformationFull | None", self._entry(raw, OAuthClientInformationFull)
+        )
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        with self._lock:
-            data = self._read()
-            data["client_info"] = client_info.model_dump(mode="json", exclude_none=True)
-            self._write(data)
+        self._update(
+            "client_info", lambda _: client_info.model_dump(mode="json", exclude_none=True)
+        )
+
+
+_STALE_LOCK = 30.0  # seconds after which an exclusive-create lock file is taken as abandoned
+
+
+@contextlib.contextmanager
+def _file_lock(path: str, flock: bool = True) -> Iterator[None]:
+    """An exclusive lock between processes on ``path``: ``flock`` where ``fcntl`` exists
+    (and ``flock``), else a lock file created exclusively (one left by a dead process
+    expires)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+    fcntl: Any = None
+    if flock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            pass
+    if fcntl is not None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+        return
+    import time
+
+    while True:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            break
+        except FileExistsError:
+            try:
+                if time.time() - os.path.getmtime(path) > _STALE_LOCK:
+                    os.unlink(path)
+                    continue
+            except OSError:
+                continue
+            time.sleep(0.005)
+    try:
+        yield
+    finally:
+        os.unlink(path)
 
 
 if TYPE_CHECKING:  # both stores satisfy the SDK's protocol
@@ -1964,6 +2455,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_serve = sub.add_parser("serve", help="serve the tools of TARGET over stdio or HTTP")
     p_serve.add_argument("target", help="a .py file or module, optionally :attr")
     p_serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
+    p_serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed over HTTP (repeatable; scheme://host:* for any port)",
+    )
     p_serve.add_argument("--name", default="agenttool")
     p_list = sub.add_parser("list", help="print a server's tools as definitions")
     p_list.add_argument("--prefix", default="")
@@ -1989,9 +2487,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if ns.http:
             host, sep, port = ns.http.rpartition(":")
-            if not sep or not port.isdigit():
-                parser.error(f"--http wants HOST:PORT, not {ns.http!r}")
-            serve(tools, name=ns.name, transport="http", host=host or "127.0.0.1", port=int(port))
+            if not sep or not port.isdigit() or (":" in host and not host.startswith("[")):
+                parser.error(f"--http wants HOST:PORT or [IPv6]:PORT, not {ns.http!r}")
+            serve(
+                tools,
+                name=ns.name,
+                transport="http",
+                host=host or "127.0.0.1",
+                port=int(port),
+                allow_origins=ns.allow_origin,
+            )
         else:
             serve(tools, name=ns.name)
         return 0

@@ -2197,6 +2197,7 @@ SAMPLES: dict[str, Any] = {
     "annotations": at.Annotations(idempotent=True),
     "confined": lambda args: (True, "container:agent-sandbox"),
     "replay": lambda args: at.Replay.KEYED,
+    "output_schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
 }
 
 
@@ -6749,6 +6750,135 @@ class TestBuiltToolDefaults(unittest.TestCase):
             self.assertEqual(at.confined_by(t, {"x": 1}), (False, ""), t.name)
         confined = at.new("k", "", f, confined=lambda args: (True, "landlock"))
         self.assertEqual(at.confined_by(confined, {}), (True, "landlock"))
+
+
+# --- structured results: output schemas from return hints --------------------------------------
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+    label: str = "origin"
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+class _Totals(TypedDict):
+    count: int
+    mean: Optional[float]
+
+
+def _point(x: int) -> _Point:
+    """A point."""
+    return _Point(x, tags=["a"])
+
+
+def _totals(n: int) -> _Totals:
+    """Totals."""
+    return {"count": n, "mean": None}
+
+
+def _squares(n: int) -> list[int]:
+    """Squares."""
+    return [i * i for i in range(n)]
+
+
+def _half(n: int) -> float:
+    """Half."""
+    return n / 2
+
+
+def _maybe_point(x: int) -> Optional[_Point]:
+    """A point, or none for 0."""
+    return _Point(x) if x else None
+
+
+async def _async_point(x: int) -> _Point:
+    """A point, later."""
+    return _Point(x)
+
+
+def _words(n: int) -> str:
+    """Text."""
+    return "w" * n
+
+
+def _made(n: int) -> at.Result:
+    """A Result."""
+    return at.text(str(n))
+
+
+def _maybe_text(n: int) -> Optional[str]:
+    """Text or nothing."""
+    return None
+
+
+def _unhinted(n: int):  # type: ignore[no-untyped-def]
+    """No hint."""
+    return {"n": n}
+
+
+class TestOutputSchemas(unittest.TestCase):
+    def test_json_shaped_returns_get_a_schema_their_structured_value_fits(self) -> None:
+        for fn, n in (
+            (_point, 3),
+            (_totals, 2),
+            (_squares, 4),
+            (_half, 5),
+            (_maybe_point, 0),
+            (_maybe_point, 2),
+            (_async_point, 7),
+        ):
+            t = at.tool(fn)
+            schema = at.output_schema_of(t)
+            self.assertIsNotNone(schema, fn.__name__)
+            assert schema is not None
+            import typing
+
+            self.assertEqual(schema, at.schema_of(typing.get_type_hints(fn)["return"]))
+            arg = "n" if "n" in (t.parameters or {})["properties"] else "x"
+            result = t.execute(at.Call("1", {arg: n}))
+            at.validator(schema).validate(result.structured)  # checked against the schema
+            # beside what the model sees, which is that same JSON
+            self.assertEqual(result.structured, json.loads(result.output or "null"), fn.__name__)
+        self.assertEqual(
+            at.tool(_point).execute(at.Call("1", {"x": 1})).structured,
+            {"x": 1, "label": "origin", "tags": ["a"]},
+        )
+
+    def test_text_and_result_returns_have_none(self) -> None:
+        for fn in (_words, _made, _maybe_text, _unhinted):
+            t = at.tool(fn)
+            self.assertIsNone(at.output_schema_of(t), fn.__name__)
+            self.assertIsNone(t.execute(at.Call("1", {"n": 2})).structured, fn.__name__)
+        self.assertIsNone(at.output_schema_of(raw(lambda c: "")))
+
+    def test_the_option_turns_it_off_or_supplies_one(self) -> None:
+        off = at.tool(output_schema=False)(_point)
+        self.assertIsNone(at.output_schema_of(off))
+        self.assertIsNone(off.execute(at.Call("1", {"x": 1})).structured)
+        supplied = {"type": "object", "properties": {"x": {"type": "integer"}}}
+        given = at.tool(output_schema=supplied)(_unhinted)
+        self.assertEqual(at.output_schema_of(given), supplied)
+        self.assertEqual(given.execute(at.Call("1", {"n": 4})).structured, {"n": 4})
+        # a raw tool states one and sets Result.structured itself
+        stated = raw(lambda c: at.Result("four", structured={"n": 4}), output_schema=supplied)
+        self.assertEqual(at.output_schema_of(stated), supplied)
+        self.assertEqual(stated.execute(at.Call("1")).structured, {"n": 4})
+        with self.assertRaisesRegex(TypeError, "output_schema must be a bool or a dict"):
+            at.tool(output_schema="yes")(_point)
+
+    def test_a_hand_written_tool_reads_none_and_wrap_keeps_it(self) -> None:
+        self.assertIsNone(at.output_schema_of(HandWritten()))
+        t = at.tool(_point)
+        w = at.wrap(t, t.execute)
+        self.assertEqual(at.output_schema_of(w), at.output_schema_of(t))
+        self.assertEqual(w.execute(at.Call("1", {"x": 2})).structured["x"], 2)
+
+    def test_the_definition_does_not_change(self) -> None:
+        self.assertEqual(
+            at.definition_hash(at.tool(_point)),
+            at.definition_hash(at.tool(output_schema=False)(_point)),
+        )
 
 
 if __name__ == "__main__":

@@ -1399,5 +1399,603 @@ class TokenStoreTest(_Case):
         self.assertIsNotNone(provider)
 
 
+# =============================================================================================
+# Issue 10, the server side: structured results, definitions, faults, Origin, scale
+# =============================================================================================
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+    label: str = "origin"
+
+
+def _point(x: int) -> _Point:
+    """A point."""
+    return _Point(x)
+
+
+def _squares(n: int) -> list[int]:
+    """Squares."""
+    return [i * i for i in range(n)]
+
+
+def _maybe(x: int) -> _Point | None:
+    """A point, or none for 0."""
+    return _Point(x) if x else None
+
+
+def _picture() -> dict[str, Any]:
+    """An image part: its content is the value, so no JSON text is added beside it."""
+    return at.image(b"\x89PNG\r\n\x1a\n", "image/png")
+
+
+def _liar(x: int) -> _Point:
+    """Says a point, returns text."""
+    return cast(Any, "not a point")
+
+
+class TestStructuredOverMCP(_Case):
+    def setUp(self) -> None:
+        functions = (_point, _squares, _maybe, _liar, _picture)
+        self.tools = [at.new(fn.__name__[1:], "", fn) for fn in functions]
+        self.tools.append(
+            at.new_func(
+                "plain",
+                "Text only.",
+                None,
+                lambda c: "plain text",
+                annotations=at.Annotations(title="Plain"),
+            )
+        )
+        self.tools[-1].icons = [{"src": "https://x.test/i.png", "mimeType": "image/png"}]  # type: ignore[attr-defined]
+        self.tools[0].title = "A point"  # type: ignore[attr-defined]
+        self.server = am.build_server(self.tools, name="shapes")
+
+    def local(self, name: str, args: dict[str, Any]) -> at.Result:
+        tool = next(t for t in self.tools if t.name == name)
+        return tool.execute(at.Call("1", args))
+
+    def test_round_trip_through_our_client_keeps_the_value(self) -> None:
+        with am.connect(server=self.server) as remote:
+            for name, args in (
+                ("point", {"x": 2}),
+                ("squares", {"n": 4}),
+                ("maybe", {"x": 0}),
+                ("maybe", {"x": 5}),
+                ("picture", {}),
+            ):
+                got, want = remote.call(name, args), self.local(name, args)
+                self.assertEqual(got.structured, want.structured, name)
+                self.assertEqual(got.output, want.output, name)  # the JSON text, once
+            self.assertIsNone(remote.call("plain").structured)
+
+    def test_served_definitions_and_what_the_sdk_client_sees(self) -> None:
+        from mcp import Client
+
+        async def main(mode: str) -> dict[str, Any]:
+            async with Client(self.server, mode=mode) as client:
+                listed = {t.name: t for t in (await client.list_tools()).tools}
+                point = await client.call_tool("point", {"x": 3})  # the SDK validates it
+                squares = await client.call_tool("squares", {"n": 3})
+                liar = await client.call_tool("liar", {"x": 1})
+                picture = await client.call_tool("picture", {})
+                return {
+                    "listed": listed,
+                    "version": client.server_info and client.server_info.version,
+                    "point": point,
+                    "squares": squares,
+                    "liar": liar,
+                    "picture": picture,
+                }
+
+        for mode in ("legacy", "auto"):
+            out = asyncio.run(main(mode))
+            listed = out["listed"]
+            self.assertEqual(out["version"], at.__version__)
+            self.assertEqual(listed["point"].output_schema, at.output_schema_of(self.tools[0]))
+            wrapped = listed["squares"].output_schema
+            self.assertEqual(
+                wrapped["properties"]["result"], {"type": "array", "items": {"type": "integer"}}
+            )
+            self.assertEqual(wrapped["required"], ["result"])
+            self.assertIsNone(listed["plain"].output_schema)
+            self.assertEqual(listed["plain"].title, "Plain")  # the annotations' title
+            self.assertEqual(listed["point"].title, "A point")  # the tool's own
+            self.assertEqual(listed["plain"].icons[0].src, "https://x.test/i.png")
+            self.assertIsNone(listed["point"].icons)
+            point = out["point"]
+            self.assertEqual(point.structured_content, {"x": 3, "label": "origin"})
+            self.assertEqual([b.text for b in point.content], ['{"x":3,"label":"origin"}'])
+            self.assertEqual(out["squares"].structured_content, {"result": [0, 1, 4]})
+            self.assertEqual(len(out["squares"].content), 1)
+            # a value that does not fit its own schema is the tool's error, not a bad result
+            self.assertTrue(out["liar"].is_error)
+            self.assertIn("does not fit its output schema", _text_of(out["liar"]))
+            # an image the tool returned is its content: no base64 JSON text beside it
+            self.assertEqual([b.type for b in out["picture"].content], ["image"])
+            self.assertEqual(out["picture"].structured_content["type"], "input_image")
+
+    def test_structured_content_is_appended_only_when_no_text_carries_it(self) -> None:
+        value = {"a": [1, 2]}
+
+        def result(*texts: str, structured: Any = value, **kw: Any) -> at.Result:
+            blocks = [mt.TextContent(type="text", text=t) for t in texts]
+            return am.result_of(
+                mt.CallToolResult(content=blocks, structured_content=structured, **kw)
+            )
+
+        carried = result('{"a": [1, 2]}')
+        self.assertEqual((carried.output, carried.structured), ('{"a": [1, 2]}', value))
+        other = result("two numbers")
+        self.assertEqual(other.output, 'two numbers\n{"a": [1, 2]}')
+        self.assertEqual(other.structured, value)
+        self.assertEqual(result().output, '{"a": [1, 2]}')
+        # an image and its structured description: the JSON is added once, as a part
+        img = mt.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")
+        parts = am.result_of(mt.CallToolResult(content=[img], structured_content=value)).output
+        self.assertEqual([p["type"] for p in parts], ["input_image", "text"])
+        # our server's wrapper comes off; anyone else's {"result": ...} stays as it was sent
+        meta = {am._WRAPPED_META_KEY: True}
+        self.assertEqual(result("[1]", structured={"result": [1]}, _meta=meta).structured, [1])
+        self.assertEqual(result("[1]", structured={"result": [1]}).structured, {"result": [1]})
+        self.assertEqual(result("[1]", structured={"result": [1]}, _meta=meta).output, "[1]")
+
+
+class TestServerFidelity(_Case):
+    def setUp(self) -> None:
+        self.tools = [at.new_func(f"t{i}", f"Tool {i}.", None, lambda c: "ok") for i in range(5)]
+        self.server = am.build_server(self.tools, page_size=2)
+
+    def test_unknown_tool_error_lists_the_tools(self) -> None:
+        from mcp import Client
+
+        async def main() -> mt.CallToolResult:
+            async with Client(self.server, mode="legacy") as client:
+                return await client.call_tool("nope", {})
+
+        r = asyncio.run(main())
+        self.assertTrue(r.is_error)
+        self.assertEqual(_text_of(r), 'unknown tool "nope"; the tools are: t0, t1, t2, t3, t4')
+
+    def test_a_cursor_the_server_never_issued_is_refused(self) -> None:
+        from mcp import Client
+        from mcp.shared.exceptions import MCPError
+
+        async def main() -> tuple[list[str], dict[str, Any]]:
+            names: list[str] = []
+            refused: dict[str, Any] = {}
+            async with Client(self.server, mode="legacy") as client:
+                session = client.session
+                cursor = None
+                while True:
+                    params = mt.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    page = await session.list_tools(params=params)
+                    names += [t.name for t in page.tools]
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                for bad in ("6", "1", "-2", "02", "abc", "", "4x"):
+                    try:
+                        await session.list_tools(params=mt.PaginatedRequestParams(cursor=bad))
+                        refused[bad] = None
+                    except MCPError as exc:
+                        refused[bad] = exc.error.code
+            return names, refused
+
+        names, refused = asyncio.run(main())
+        self.assertEqual(names, ["t0", "t1", "t2", "t3", "t4"])
+        self.assertEqual(refused, dict.fromkeys(refused, -32602))
+        # a server that does not page issues no cursor at all
+        self.server = am.build_server(self.tools)
+        names, refused = asyncio.run(main())
+        self.assertEqual(names, ["t0", "t1", "t2", "t3", "t4"])
+        self.assertEqual(refused, dict.fromkeys(refused, -32602))
+
+
+BIG_FIXTURE = textwrap.dedent(
+    """
+    import dataclasses
+    import os
+
+    import agenttool as at
+
+
+    @at.tool
+    def big(n: int) -> str:
+        \"\"\"n bytes of text.\"\"\"
+        return "x" * n
+
+
+    @at.tool
+    def big_after_progress(n: int) -> str:
+        \"\"\"n bytes of text after one progress report.\"\"\"
+        at.progress("half")
+        return "y" * n
+
+
+    @at.tool
+    def worker(n: int) -> dict:
+        \"\"\"Which process served call n.\"\"\"
+        return {"n": n, "pid": os.getpid()}
+
+
+    @dataclasses.dataclass
+    class Many:
+        items: list[str]
+
+
+    @at.tool
+    def many(n: int) -> Many:
+        \"\"\"n items, structured.\"\"\"
+        return Many([str(i) for i in range(n)])
+
+
+    @at.tool
+    def ask() -> str:
+        \"\"\"Asks the user a name, answers with it.\"\"\"
+        schema = {"type": "object", "properties": {"n": {"type": "string"}}}
+        answer = at.elicit(at.Elicitation("Your name?", schema))
+        return f"{answer.action.value}:{(answer.content or {}).get('n')}"
+    """
+)
+
+
+class _BigServer(_Case):
+    tmp: str
+    target: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.tmp = tempfile.mkdtemp(prefix="agenttool-mcp-big-")
+        cls.target = os.path.join(cls.tmp, "big_tools.py")
+        with open(cls.target, "w", encoding="utf-8") as fh:
+            fh.write(BIG_FIXTURE)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def start(self, *argv: str, bind: str = "127.0.0.1:0") -> str:
+        """Serve the fixture over HTTP at ``bind`` (plus ``argv``); the URL it announces."""
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agenttool_mcp", "serve", self.target, "--http", bind, *argv],
+            env={**os.environ, **CHILD_ENV},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+        def stop() -> None:
+            proc.terminate()
+            try:
+                proc.wait(WAIT)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                proc.kill()
+                proc.wait()
+            assert proc.stderr is not None
+            proc.stderr.close()
+
+        self.addCleanup(stop)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("agenttool_mcp: serving at "):
+                return line.split()[-1]
+        self.fail("the HTTP server never announced itself")
+
+
+TEN_MB = 10 * 1024 * 1024
+
+
+class TestLargeResultsOverHTTP(_BigServer):
+    def test_ten_megabytes_with_our_client(self) -> None:
+        url = self.start()
+        with am.connect(url=url, connect_timeout=WAIT) as remote:
+            self.assertEqual(remote.call("big", {"n": TEN_MB}).output, "x" * TEN_MB)
+            many = remote.call("many", {"n": 200_000})  # structured, 1.5 MB: once, not twice
+            self.assertEqual(len(many.structured["items"]), 200_000)
+            self.assertEqual(json.loads(many.output), many.structured)
+            self.assertEqual(remote.call("big", {"n": 3}).output, "xxx")
+            self.assertFalse(remote.closed)
+
+    def test_ten_megabytes_with_the_sdk_client_in_both_eras(self) -> None:
+        from mcp import Client
+
+        url = self.start()
+
+        async def main(mode: str) -> tuple[str, int, str]:
+            async with Client(url, mode=mode) as client:
+                r = await client.call_tool("big_after_progress", {"n": TEN_MB})
+                after = await client.call_tool("big", {"n": 2})
+                return client.protocol_version, len(_text_of(r)), _text_of(after)
+
+        legacy = asyncio.run(main("legacy"))
+        modern = asyncio.run(main("auto"))
+        self.assertNotEqual(legacy[0], "2026-07-28")
+        self.assertEqual(modern[0], "2026-07-28")
+        self.assertEqual(legacy[1:], (TEN_MB, "xx"))
+        self.assertEqual(modern[1:], (TEN_MB, "xx"))
+
+    def test_a_large_result_on_an_open_stream_is_a_clear_error(self) -> None:
+        """Progress opens the SSE stream; a reply over 1 MiB then cannot be one event, so the
+        call fails saying why and the connection goes on."""
+        url = self.start()
+        with am.connect(url=url, connect_timeout=WAIT) as remote:
+            out = _run_one(remote.lookup("big_after_progress"), {"n": 2 * 1024 * 1024})
+            self.assertEqual(len(out.progress), 1)
+            self.assertIn("too large for one event of the SSE stream", _error_text(out))
+            self.assertEqual(remote.call("big", {"n": 3}).output, "xxx")
+            self.assertFalse(remote.closed)
+
+    def test_a_question_still_reaches_the_client_in_both_eras(self) -> None:
+        """A question opens the reply's stream (legacy) or becomes an input request (2026)."""
+        from mcp import Client
+
+        url = self.start()
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            return mt.ElicitResult(action="accept", content={"n": "Ada"})
+
+        async def main(mode: str) -> str:
+            async with Client(url, mode=mode, elicitation_callback=cast(Any, elicit)) as client:
+                return _text_of(await client.call_tool("ask", {}))
+
+        self.assertEqual(asyncio.run(main("legacy")), "accept:Ada")
+        self.assertEqual(asyncio.run(main("auto")), "accept:Ada")
+
+    def test_sse_events_are_read_with_every_line_ending(self) -> None:
+        for eol in (b"\r\n", b"\n", b"\r"):
+            one = b"event: message" + eol + b"data: {}" + eol + eol
+            ping = b": ping" + eol + eol
+            self.assertEqual(am._event_end(ping + one), (len(ping) - 2 * len(eol), 2 * len(eol)))
+            self.assertEqual(am._event_data(one), b"{}")
+            self.assertIsNone(am._event_data(ping))
+            self.assertEqual(am._event_end(one[:-1])[0], -1)  # not complete yet
+        self.assertEqual(am._event_data(b"data: a\ndata: b\n\n"), b"a\nb")
+
+    @unittest.skipUnless(socket.has_ipv6, "this system has no IPv6")
+    def test_an_ipv6_bind(self) -> None:
+        try:
+            with socket.socket(socket.AF_INET6) as probe:
+                probe.bind(("::1", 0))
+        except OSError:
+            self.skipTest("::1 cannot be bound here")
+        url = self.start(bind="[::1]:0")
+        self.assertTrue(url.startswith("http://[::1]:"), url)
+        with am.connect(url=url, connect_timeout=WAIT) as remote:
+            self.assertEqual(remote.call("big", {"n": 2}).output, "xx")
+
+
+def _initialize(url: str, origin: str | None) -> int:
+    """The HTTP status of an initialize POST to ``url`` sent with ``origin`` (or none)."""
+    import urllib.error
+    import urllib.request
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if origin is not None:
+        headers["Origin"] = origin
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT) as answer:
+            answer.read()
+            return int(answer.status)
+    except urllib.error.HTTPError as exc:
+        exc.read()
+        return int(exc.code)
+
+
+class TestOrigin(_BigServer):
+    def test_a_loopback_bind(self) -> None:
+        url = self.start(
+            "--allow-origin", "https://app.example", "--allow-origin", "https://b.test:*"
+        )
+        self.assertEqual(_initialize(url, None), 200)  # not a browser
+        self.assertEqual(_initialize(url, "http://localhost:5173"), 200)  # loopback, as before
+        self.assertEqual(_initialize(url, "https://app.example"), 200)
+        self.assertEqual(_initialize(url, "https://b.test:8443"), 200)
+        self.assertEqual(_initialize(url, "https://evil.example"), 403)
+        self.assertEqual(_initialize(url, "https://app.example.evil.test"), 403)
+        self.assertEqual(_initialize(url, "null"), 403)
+
+    def test_an_asgi_app_whose_bind_nobody_knows(self) -> None:
+        """asgi_app cannot know its bind: only the origins it is told are allowed."""
+        import uvicorn
+
+        app = am.asgi_app(
+            [at.new_func("t", "T.", None, lambda c: "ok")], allow_origins=["https://a.test"]
+        )
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, WAIT)
+        self.addCleanup(setattr, server, "should_exit", True)
+        for _ in range(int(WAIT * 100)):
+            if server.started:
+                break
+            threading.Event().wait(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}/mcp"
+        self.assertEqual(_initialize(url, None), 200)
+        self.assertEqual(_initialize(url, "https://a.test"), 200)
+        self.assertEqual(_initialize(url, "http://localhost:5173"), 403)
+        self.assertEqual(_initialize(url, "https://evil.example"), 403)
+
+
+class TestASGIWorkers(_BigServer):
+    def test_two_workers_serve_one_clients_calls_and_lose_nothing(self) -> None:
+        port = _free_port()
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "agenttool_mcp:asgi_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                "2",
+                "--log-level",
+                "warning",
+            ],
+            env={**os.environ, **CHILD_ENV, "AGENTTOOL_MCP_TARGET": self.target},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+        def stop() -> None:
+            proc.terminate()
+            try:
+                proc.wait(WAIT)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                proc.kill()
+                proc.wait()
+
+        self.addCleanup(stop)
+        url = f"http://127.0.0.1:{port}/mcp"
+        remote = None
+        for _ in range(int(WAIT * 10)):
+            try:
+                # each request on a connection of its own, for the kernel to hand to either
+                # worker (kept-alive connections would stay with the worker that took them)
+                remote = am.connect(url=url, connect_timeout=WAIT, headers={"Connection": "close"})
+                break
+            except am.RemoteError:
+                threading.Event().wait(0.1)
+        assert remote is not None, "the workers never answered"
+        self.addCleanup(remote.close)
+        worker = remote.lookup("worker")
+        # one client, its calls in parallel batches
+        served: dict[int, int] = {}
+        pids: set[int] = set()
+        for batch in range(50):
+            jobs = [
+                at.Job(worker, at.Call(f"c{batch}_{i}", {"n": batch * 8 + i})) for i in range(8)
+            ]
+            for event in at.Executor(max_parallel=8).execute(jobs):
+                if event.final:
+                    assert event.result is not None, event.error
+                    answer = json.loads(str(event.result.output))
+                    served[answer["n"]] = answer["pid"]
+                    pids.add(answer["pid"])
+            if len(pids) == 2 and batch >= 4:
+                break
+        self.assertEqual(sorted(served), list(range(len(served))))  # every call answered once
+        self.assertEqual(len(pids), 2, "one worker served every call")
+
+
+_WRITER = textwrap.dedent(
+    """
+    import asyncio, sys
+    import agenttool_mcp as am
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+    path, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = am.FileTokenStore(path)
+
+    async def main():
+        for i in range(n):
+            if who == "tokens":
+                await store.set_tokens(OAuthToken(access_token=f"a{i}"))
+                got = await store.get_tokens()
+                seen = got and got.access_token
+                want = f"a{i}"
+            else:
+                info = OAuthClientInformationFull(
+                    client_id=f"c{i}", redirect_uris=["http://127.0.0.1:1/cb"]
+                )
+                await store.set_client_info(info)
+                got = await store.get_client_info()
+                seen = got and got.client_id
+                want = f"c{i}"
+            if seen != want:
+                sys.exit(f"lost: wrote {want}, then read {seen}")
+
+    asyncio.run(main())
+    """
+)
+
+_COUNTER = textwrap.dedent(
+    """
+    import sys
+    import agenttool_mcp as am
+
+    path, n = sys.argv[1], int(sys.argv[2])
+    for _ in range(n):
+        with am._file_lock(path + ".lock", flock=False):
+            with open(path) as fh:
+                count = int(fh.read() or 0)
+            with open(path, "w") as fh:
+                fh.write(str(count + 1))
+    """
+)
+
+
+class TestFileTokenStoreAcrossProcesses(_Case):
+    def setUp(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="tokens-")
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        self.path = os.path.join(self.folder, "tokens.json")
+
+    def run_both(self, script: str, *argvs: list[str]) -> None:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", script, *argv],
+                env={**os.environ, **CHILD_ENV},
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for argv in argvs
+        ]
+        for proc in procs:
+            _, err = proc.communicate(timeout=WAIT * 4)
+            self.assertEqual(proc.returncode, 0, err)
+
+    def test_two_writing_processes_lose_nothing(self) -> None:
+        n = "250"
+        self.run_both(_WRITER, [self.path, "tokens", n], [self.path, "client", n])
+        store = am.FileTokenStore(self.path)
+        tokens, info = asyncio.run(store.get_tokens()), asyncio.run(store.get_client_info())
+        self.assertEqual(
+            (tokens and tokens.access_token, info and info.client_id), ("a249", "c249")
+        )
+
+    def test_the_lock_where_flock_is_absent(self) -> None:
+        with open(self.path, "w") as fh:
+            fh.write("0")
+        self.run_both(_COUNTER, [self.path, "200"], [self.path, "200"])
+        with open(self.path) as fh:
+            self.assertEqual(fh.read(), "400")
+        self.assertFalse(os.path.exists(self.path + ".lock"))
+
+    def test_a_corrupted_file_reads_empty_and_the_next_write_repairs_it(self) -> None:
+        from mcp.shared.auth import OAuthToken
+
+        store = am.FileTokenStore(self.path)
+        for garbage in ('{"tokens": {"access_tok', "[1, 2]", '{"tokens": 5}', ""):
+            with open(self.path, "w") as fh:
+                fh.write(garbage)
+            with self.assertWarnsRegex(RuntimeWarning, "read as empty"):
+                self.assertIsNone(asyncio.run(store.get_tokens()))
+            with self.assertWarnsRegex(RuntimeWarning, "the next write replaces it"):
+                asyncio.run(store.set_tokens(OAuthToken(access_token="fresh")))
+            with open(self.path) as fh:
+                self.assertEqual(json.load(fh)["tokens"]["access_token"], "fresh")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1345,10 +1345,106 @@ def bench_mcp(at: Any, args: argparse.Namespace) -> None:
         )
 
 
+def _serve_http(app: Any) -> tuple[str, Callable[[], None]]:
+    """Run an ASGI app under uvicorn in a thread on a free loopback port; its /mcp URL and
+    the function that stops it."""
+    import threading
+
+    import uvicorn
+
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="error", log_config=None, lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join()
+
+    return f"http://127.0.0.1:{port}/mcp", stop
+
+
+async def _big_calls(url: str, mode: str, size: int, number: int) -> list[float]:
+    """Wall time of ``number`` calls of big(n=size) from the raw SDK client over HTTP."""
+    from mcp import Client
+
+    async with Client(url, mode=mode, cache=None) as client:
+        await client.call_tool("big", {"n": 10})
+        times = []
+        for _ in range(number):
+            t0 = time.perf_counter_ns()
+            result = await client.call_tool("big", {"n": size})
+            times.append(float(time.perf_counter_ns() - t0))
+            if result.is_error or len(result.content[0].text) != size:  # type: ignore[union-attr]
+                raise RuntimeError("the result came back wrong")
+        return times
+
+
+def bench_mcp_http(at: Any, args: argparse.Namespace) -> None:
+    """A 10 MB result over streamable HTTP, both eras, from the raw SDK client."""
+    size, number = 10 * 1024 * 1024, args.http_calls
+    heading(
+        "6. A 10 MB result over streamable HTTP",
+        "The raw SDK Client (legacy and 2026-07-28 eras) calling big(n) -> 'x' * n with "
+        "n = 10 MiB over loopback HTTP (uvicorn in a thread of this process), against "
+        "agenttool_mcp's HTTP app and the SDK MCPServer's, whose default SSE replies the SDK "
+        f"client refuses over 1 MiB (shown with json_response=True beside it). Best of {number}.",
+    )
+    try:
+        import agenttool_mcp as am
+        from mcp.server.mcpserver import MCPServer
+    except Exception as exc:
+        unavailable("mcp http", f"{type(exc).__name__}: {exc}")
+        return
+    if not hasattr(am, "_http_app"):
+        unavailable("mcp http", "agenttool_mcp has no HTTP app factory")
+        return
+
+    def big(n: int) -> str:
+        """n bytes of text."""
+        return "x" * n
+
+    def sdk_app(json_response: bool) -> Any:
+        sdk = MCPServer("bench-sdk")
+        sdk.tool(structured_output=False)(big)
+        return sdk.streamable_http_app(json_response=json_response)
+
+    apps = {
+        "agenttool_mcp": am._http_app(am.build_server([at.tool(big)]), host="127.0.0.1"),
+        "SDK MCPServer": sdk_app(False),
+        "SDK MCPServer, json_response": sdk_app(True),
+    }
+    rows = []
+    for label, app in apps.items():
+        url, stop = _serve_http(app)
+        try:
+            cells = [label]
+            for mode in ("legacy", "auto"):
+                try:
+                    cells.append(fmt_ns(min(asyncio.run(_big_calls(url, mode, size, number)))))
+                except BaseException as exc:  # the SDK raises ExceptionGroups
+                    cells.append(f"fails ({type(exc).__name__})")
+            rows.append(cells)
+        finally:
+            stop()
+    table(["server", "legacy era", "2026-07-28 era"], rows)
+    ours = rows[0]
+    target(
+        "a 10 MB result crosses HTTP in both eras (agenttool_mcp)",
+        not any(c.startswith("fails") for c in ours[1:]),
+        f"{ours[1]} / {ours[2]}",
+    )
+
+
 # ----------------------------------------------------------------------------------------------
 
 
-SECTIONS = ["import", "schema", "validation", "executor", "mcp"]
+SECTIONS = ["import", "schema", "validation", "executor", "mcp", "http"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1382,6 +1478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.executor_rounds = 2 if q else 5
     args.mcp_calls = 50 if q else 200
     args.mcp_rounds = 2 if q else 5
+    args.http_calls = 2 if q else 5
 
     started = time.perf_counter()
     at = agenttool_module()
@@ -1392,6 +1489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validation": lambda: bench_validation(at, args),
         "executor": lambda: bench_executor(at, args),
         "mcp": lambda: bench_mcp(at, args),
+        "http": lambda: bench_mcp_http(at, args),
     }
     for name in SECTIONS:
         if name not in only:
