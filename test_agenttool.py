@@ -2132,6 +2132,7 @@ SAMPLES: dict[str, Any] = {
     "annotations": at.Annotations(idempotent=True),
     "confined": lambda args: (True, "container:agent-sandbox"),
     "replay": lambda args: at.Replay.KEYED,
+    "needs_approval": lambda args: True,
 }
 
 
@@ -2191,8 +2192,8 @@ class TestProperties(unittest.TestCase):
             closer=hand.close,
         )
         for reader in at.PROPERTIES.values():
-            args = (built, {}) if reader in (at.confined_by, at.replay_of) else (built,)
-            hand_args = (hand, {}) if reader in (at.confined_by, at.replay_of) else (hand,)
+            args = (built, {}) if reader in (at.confined_by, at.replay_of, at.needs_approval_of) else (built,)
+            hand_args = (hand, {}) if reader in (at.confined_by, at.replay_of, at.needs_approval_of) else (hand,)
             self.assertEqual(reader(*args), reader(*hand_args), reader.__name__)
         self.assertEqual(at.definition(built), at.definition(hand))
         built.close()  # type: ignore[attr-defined]
@@ -2226,7 +2227,7 @@ class TestWrap(unittest.TestCase):
             inner = raw(lambda c: "", **{prop: sample})
             w = at.wrap(inner, lambda call: at.text("wrapped"))
             reader = at.PROPERTIES[prop]
-            extra = ({},) if reader in (at.confined_by, at.replay_of) else ()
+            extra = ({},) if reader in (at.confined_by, at.replay_of, at.needs_approval_of) else ()
             self.assertEqual(reader(w, *extra), reader(inner, *extra), prop)
             self.assertNotEqual(
                 reader(w, *extra), reader(raw(lambda c: ""), *extra), f"{prop} sample is a default"
