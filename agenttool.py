@@ -4824,14 +4824,14 @@ def _screen(t: Tool, call: Call, lenient: bool) -> tuple[Call, bool]:
         return call, False
     schema = t.parameters if t.parameters is not None else NO_ARGS
     args = _parse_arguments(call.args, schema if repair else None)
-    if repair:
-        call = Call(call.id, args, call.idempotency_key, call.on_update)
     try:
         needed = needs_approval_of(t, args)
     except BaseException:  # noqa: BLE001 - a doubtful answer asks rather than runs
         needed = True
     if needed:
         _check_args(schema, args)
+    if repair or needed:  # the approver and the tool read the arguments object
+        call = Call(call.id, args, call.idempotency_key, call.on_update)
     return call, needed
 
 
@@ -5075,7 +5075,7 @@ class ToolSet(list[Tool]):
         call, needed = _screen(job.tool, job.call, lenient)
         if not needed:
             return Job(job.tool, call)
-        args = call.args if isinstance(call.args, dict) else _parse_arguments(call.args)
+        args = _parse_arguments(call.args)
         key = _approval_hash(job.tool.name, args)
         if key not in approvals:
             pending.append(Pending(found.call_id, found.name, args, found.item, key))
