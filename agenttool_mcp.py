@@ -399,7 +399,9 @@ class _Run:
             self.cancel.set()
 
     def _work(self) -> None:
-        executor = at.Executor(max_parallel=1, recorder=self.recorder, elicitor=self._elicit)
+        executor = at.Executor(
+            max_parallel=1, recorder=self.recorder, elicitor=self._elicit, approver=_ask_client
+        )
         try:
             for event in executor.execute([at.Job(self.entry.tool, self.call)], cancel=self.cancel):
                 self._post(("event", event))
@@ -700,6 +702,25 @@ def _abandon(state: _ServerState, token: str) -> None:
         run = state.pending.pop(token, None)
     if run is not None:
         run.stop()
+
+
+def _ask_client(job: at.Job) -> bool | str:
+    """Approve a served call that needs it by asking the MCP client (elicitation): accepted,
+    it runs; declined, cancelled, or a client that cannot be asked, it is denied."""
+    assert job.tool is not None
+    name = job.tool.name
+    args = json.dumps(job.call.args, ensure_ascii=False)
+    if len(args) > 1000:
+        args = args[:1000] + " ..."
+    answer = at.elicit(
+        at.Elicitation(
+            f'Allow the tool "{name}" to run with these arguments? {args}',
+            {"type": "object", "properties": {}},
+        )
+    )
+    if answer.action == at.Action.ACCEPT:
+        return True
+    return f'call to "{name}" was not approved ({answer.action.value}); it did not run'
 
 
 def _error_result(message: str) -> mt.CallToolResult:
