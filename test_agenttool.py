@@ -5029,12 +5029,27 @@ class TestLenient(unittest.TestCase):
 
     def test_a_str_field_is_never_touched(self) -> None:
         @at.tool(lenient=True)
-        def echo(note: str, data: Optional[list[int]] = None) -> str:
+        def echo(note: str, anything: Any, data: Optional[list[int]] = None) -> str:
             """Echo."""
-            return f"{note!r} {data!r}"
+            return f"{note!r} {anything!r} {data!r}"
 
-        event = self.call(echo, {"note": "[1, 2]", "data": "[3]"})
-        self.assertEqual(event.result.output, "'[1, 2]' [3]")
+        event = self.call(echo, {"note": "[1, 2]", "anything": '{"a": 1}', "data": "[3]"})
+        self.assertEqual(event.result.output, """'[1, 2]' '{"a": 1}' [3]""")
+
+    def test_only_object_and_array_positions_are_parsed_inside_any_of(self) -> None:
+        seen: list[Any] = []
+        schema = {
+            "type": "object",
+            "properties": {
+                "q": {
+                    "anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}]
+                }
+            },
+        }
+        t = at.new_func("q", "Q.", schema, lambda call: seen.append(call.args) or "ok")
+        self.assertIsNone(self.call(t, {"q": "[1, 2]"}, lenient=True).error)
+        self.assertIsNone(self.call(t, {"q": "5"}, lenient=True).error)  # "5" stays a string
+        self.assertEqual(seen, [{"q": [1, 2]}, {"q": "5"}])
 
     def test_a_string_that_still_does_not_fit_keeps_the_model_error(self) -> None:
         t = at.tool(lenient=True)(self.search)
