@@ -4798,7 +4798,7 @@ class Pending(_Value):
         self.hash = hash
 
 
-class RunOutput(list):  # type: ignore[type-arg]
+class RunOutput(list[dict[str, Any]]):
     """What :meth:`ToolSet.run` returns: the output items, in call order, of every call
     that ran or was refused, and ``pending``, the calls still waiting for approval."""
 
@@ -4866,8 +4866,16 @@ def _answered(t: Tool, call: Call, answer: Any) -> Call:
 def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> Call:
     """The call the executor runs for ``job``: repaired when lenient applies, and where the
     tool needs approval, as the approver answered; a denial raises :class:`ToolError`."""
-    assert job.tool is not None
-    call, needed = _screen(job.tool, job.call, lenient)
+    t = job.tool
+    assert t is not None
+    own = getattr(t, "lenient", None)
+    if (
+        getattr(t, "needs_approval", False) is False
+        and own is not True
+        and not (own is None and lenient)
+    ):
+        return job.call  # the common case, kept cheap: nothing to ask, nothing to repair
+    call, needed = _screen(t, job.call, lenient)
     if not needed:
         return call
     if approver is None:
