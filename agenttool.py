@@ -4880,16 +4880,15 @@ def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> 
         return call
     if approver is None:
         raise ToolError(
-            f'call to "{job.tool.name}" needs approval and this host has no approver; '
-            "it did not run"
+            f'call to "{t.name}" needs approval and this host has no approver; it did not run'
         )
     try:
-        answer = approver(Job(job.tool, call))
+        answer = approver(Job(t, call))
     except BaseException as exc:  # noqa: BLE001 - an approver that fails denies
         raise ToolError(
-            f'call to "{job.tool.name}" was denied: its approval failed, and it did not run'
+            f'call to "{t.name}" was denied: its approval failed, and it did not run'
         ) from exc
-    return _answered(job.tool, call, answer)
+    return _answered(t, call, answer)
 
 
 def _check_clashes(names: list[str], what: str, old: list[str] | None = None) -> None:
