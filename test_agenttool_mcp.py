@@ -1396,8 +1396,9 @@ class TokenStoreTest(_Case):
         self.assertIsNotNone(provider)
 
 
-class TestServedApproval(_Case):
-    """A served tool that needs approval asks the MCP client through elicitation first."""
+class TestServedApprovalAndLeniency(_Case):
+    """A served tool that needs approval asks the MCP client through elicitation first; a
+    lenient one repairs its arguments before the server validates them."""
 
     def setUp(self) -> None:
         self.ran: list[str] = []
@@ -1460,6 +1461,30 @@ class TestServedApproval(_Case):
         self.assertIn("not approved (cancel)", text)
         self.assertEqual(questions, [])
         self.assertEqual(self.ran, [])
+
+    def test_a_lenient_tool_stays_lenient_when_served(self) -> None:
+        from mcp import Client
+
+        @at.tool(lenient=True)
+        def total(numbers: list[int]) -> int:
+            """Add numbers."""
+            return sum(numbers)
+
+        strict = at.tool(name="strict_total")(total.fn)
+        server = am.build_server([total, strict])
+
+        async def main() -> list[tuple[bool, str]]:
+            async with Client(server) as client:
+                out = []
+                for name in ("total", "strict_total"):
+                    r = await client.call_tool(name, {"numbers": "[1, 2, 3]"})
+                    out.append((bool(r.is_error), _text_of(r)))
+                return out
+
+        (ok, text), (refused, error) = asyncio.run(main())
+        self.assertEqual((ok, text), (False, "6"))
+        self.assertTrue(refused)
+        self.assertIn("numbers: expected array", error)
 
     def test_a_call_that_needs_no_approval_asks_nobody(self) -> None:
         is_error, text, questions = self.call("/tmp/x", "decline")
