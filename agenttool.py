@@ -6302,6 +6302,13 @@ def _cli_ask(question: Elicitation) -> Answer:
     return Answer(Action.ACCEPT, content)
 
 
+def _cli_approve(job: Job) -> bool:
+    """Ask the person at the terminal before a call that needs approval runs."""
+    assert job.tool is not None
+    args = json.dumps(job.call.args, ensure_ascii=False)
+    return _cli_ask(Elicitation(f'run "{job.tool.name}" with {args}?')).action == Action.ACCEPT
+
+
 def _cli_print_record(record: Record) -> None:
     _cli_write(sys.stderr, f"record {record.ns}: {record.data}")
 
@@ -6329,7 +6336,11 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
     interactive = args != "-" and sys.stdin is not None and sys.stdin.isatty()
     if args == "-":
         args = sys.stdin.read()
-    executor = Executor(recorder=_cli_print_record, elicitor=_cli_ask if interactive else None)
+    executor = Executor(
+        recorder=_cli_print_record,
+        elicitor=_cli_ask if interactive else None,
+        approver=_cli_approve if interactive else None,
+    )
     cancel = threading.Event()
     final = None
     events = executor.execute([Job(chosen, Call("cli", args))], cancel=cancel)

@@ -5095,5 +5095,53 @@ class TestLenient(unittest.TestCase):
         self.assertEqual(seen, [{"q": {"x": 1}}])
 
 
+class _Terminal(io.StringIO):
+    """Standard input that says it is a terminal, holding what the person will type."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class TestCommandLineApproval(_Workspace):
+    """``python -m agenttool call`` asks the person at the terminal before a call that needs
+    approval runs; with no terminal to ask, the call is denied."""
+
+    SOURCE = textwrap.dedent(
+        """
+        import agenttool
+
+        @agenttool.tool(needs_approval=True)
+        def wipe(disk: str) -> str:
+            \"\"\"Wipe a disk.\"\"\"
+            return f"wiped {disk}"
+        """
+    )
+
+    def call(self, typed: Optional[str]) -> tuple[int, str, str]:
+        target = self.write("wiper_under_test.py", self.SOURCE)
+        out, err = io.StringIO(), io.StringIO()
+        old_stdin = sys.stdin
+        sys.stdin = _Terminal(typed) if typed is not None else io.StringIO("")
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = at.main(["call", target, "wipe", '{"disk": "sda"}'])
+        finally:
+            sys.stdin = old_stdin
+        return code, out.getvalue(), err.getvalue()
+
+    def test_a_yes_at_the_terminal_runs_the_call(self) -> None:
+        code, out, err = self.call("yes\n")
+        self.assertEqual((code, out), (0, "wiped sda\n"))
+        self.assertIn('run "wipe" with {"disk": "sda"}?', err)
+
+    def test_a_no_or_no_terminal_denies_it(self) -> None:
+        code, out, _ = self.call("n\n")
+        self.assertEqual(code, 1)
+        self.assertIn('Error: call to "wipe" was denied', out)
+        code, out, _ = self.call(None)
+        self.assertEqual(code, 1)
+        self.assertIn("needs approval", out)
+
+
 if __name__ == "__main__":
     unittest.main()
