@@ -67,6 +67,7 @@ __all__ = [
     "file",
     "error_message",
     "error_result",
+    "ToolError",
     # calls and their context
     "Call",
     "ProgressInfo",
@@ -97,16 +98,20 @@ __all__ = [
     "replay_of",
     "Inject",
     "output_schema_of",
+    "needs_approval_of",
     "FunctionTool",
     "tool",
     "new",
     "new_func",
     "wrap",
     "unwrap",
+    "retrying",
     # definitions and sets
     "definition",
     "definition_hash",
     "ToolSet",
+    "Pending",
+    "RunOutput",
     # the executor
     "DEFAULT_MAX_PARALLEL",
     "Job",
@@ -4697,6 +4702,57 @@ def error_result(exc: BaseException) -> Result:
     return Result("Error: " + error_message(exc))
 
 
+# ----- the error policy ----------------------------------------------------------------------
+# What the model reads of a tool's failure, under Executor(errors=...) or ToolSet.run(errors=):
+# - "full" (the default, and the contract): the exception's own message.
+# - "redacted": 'tool "x" failed'; the exception stays on the event, as the __cause__ of the
+#   ToolError the job fails with, for the host's logs.
+# - a function of the exception returning the message; one that raises or returns anything
+#   but a str falls back to "redacted".
+# What the library itself says is always shown whatever the policy, since the model must act
+# on it: invalid arguments, a missing tool, a cancellation, a denial, and a ToolError.
+
+
+class ToolError(Exception):
+    """A failure whose message always reaches the model, whatever the error policy.
+
+    Raise it from a tool for a message written for the model (``ToolError("no such user;
+    list users first")``); the library uses it for denials and for messages a policy chose.
+    """
+
+
+ErrorPolicy = Union[str, Callable[[BaseException], str]]
+_ALWAYS_SHOWN: tuple[type[BaseException], ...] = (ToolError, ValidationError, NoTool, Cancelled)
+
+
+def _check_errors(errors: ErrorPolicy | None) -> None:
+    """Refuse an error policy that is not ``"full"``, ``"redacted"``, a function or None."""
+    if errors is None or errors in ("full", "redacted") or callable(errors):
+        return
+    raise ValueError(
+        f'agenttool: errors must be "full", "redacted" or a function of the exception, '
+        f"got {errors!r}"
+    )
+
+
+def _policy_error(exc: BaseException, errors: ErrorPolicy | None, tool: str) -> BaseException:
+    """The error a job fails with under the policy: ``exc`` itself where the model may read
+    it, else a :class:`ToolError` with the policy's message and ``exc`` as its cause."""
+    if errors is None or errors == "full" or isinstance(exc, _ALWAYS_SHOWN):
+        return exc
+    message = f'tool "{tool}" failed'
+    if callable(errors):
+        try:
+            chosen = errors(exc)
+        except BaseException:  # noqa: BLE001 - a failing policy falls back to redacted
+            chosen = None
+        if isinstance(chosen, str):
+            message = chosen[7:] if chosen.startswith("Error: ") else chosen
+    shown = ToolError(message)
+    shown.__cause__ = exc
+    return shown
+
+
 # ---------------------------------------------------------------------------------------------
 # Calls and the call's context: progress, records, elicitation, cancellation
 # ---------------------------------------------------------------------------------------------
@@ -4857,6 +4913,14 @@ _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
 )
 
 
+def _swap_call(call: Call) -> Call:
+    """Make ``call`` (the same call with other arguments or key) the running call."""
+    scope = _scope.get()
+    if scope is not None and scope.call.id == call.id:
+        scope.call = call
+    return call
+
+
 def current_call() -> Call | None:
     """The call running on this thread or task, or ``None`` outside a call."""
     scope = _scope.get()
@@ -5013,8 +5077,9 @@ class Tool(Protocol):
     the default: ``strict`` (:func:`is_strict`), ``sequential`` (:func:`is_sequential`),
     ``resource`` (:func:`resource_of`), ``annotations`` (:func:`annotations_of`),
     ``confined(args)`` (:func:`confined_by`), ``replay(args)`` (:func:`replay_of`),
-    ``output_schema`` (:func:`output_schema_of`), and
-    ``close()``, whose presence says the tool owns something the host must close.
+    ``output_schema`` (:func:`output_schema_of`), ``needs_approval(args)``
+    (:func:`needs_approval_of`), and ``close()``, whose presence says the tool owns something
+    the host must close.
     """
 
     name: str
@@ -5079,6 +5144,16 @@ def output_schema_of(t: Tool) -> dict[str, Any] | None:
     return schema if isinstance(schema, dict) else None
 
 
+def needs_approval_of(t: Tool, args: dict[str, Any]) -> bool:
+    """Whether this call must be approved before it runs; default no.
+
+    A tool declares ``needs_approval = True`` or a ``needs_approval(args)`` method of the
+    arguments object.  Any true answer counts, so a doubtful answer asks rather than runs.
+    """
+    needs = getattr(t, "needs_approval", False)
+    return bool(needs(args) if callable(needs) else needs)
+
+
 PROPERTIES: dict[str, Callable[..., Any]] = {
     "strict": is_strict,
     "sequential": is_sequential,
@@ -5087,6 +5162,7 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "confined": confined_by,
     "replay": replay_of,
     "output_schema": output_schema_of,
+    "needs_approval": needs_approval_of,
 }
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""
@@ -5163,19 +5239,160 @@ def _supplied_schema_keys(
     return injected, (None if takes_any and is_open else names), hidden
 
 
-def _parse_arguments(args: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
-    """The model's arguments as a dict: empty means ``{}``, anything but an object is refused."""
+def _parse_arguments(
+    args: str | bytes | dict[str, Any] | None, lenient: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The model's arguments as a dict: empty means ``{}``, anything but an object is refused.
+
+    With ``lenient`` (the tool's schema), arguments encoded twice and objects or arrays sent
+    as JSON strings are repaired first (:func:`_lenient_args`).
+    """
     if args is None:
         return {}
-    if isinstance(args, dict):
-        return args
+    value: Any = args
     if isinstance(args, (str, bytes, bytearray)):
         if not args.strip():
             return {}
         value = _loads(args)
-        if isinstance(value, dict):
-            return value
+        if lenient is not None and isinstance(value, str):  # the whole object encoded twice
+            try:
+                value = _loads(value)
+            except ValidationError:
+                pass
+    if isinstance(value, dict):
+        return _lenient_args(lenient, value) if lenient is not None else value
     raise ValidationError("", "expected a JSON object")
+
+
+# ----- lenient decoding ----------------------------------------------------------------------
+# Opt-in (the lenient= tool option, Executor(lenient=...) as the default for tools that set
+# none).  Small models send nested objects and arrays as JSON strings and loop on the mistake.
+# Rules: arguments that already validate are left alone (a str field is never touched); else
+# each string sitting where the schema admits an object or array but no string (through
+# anyOf/oneOf, nullable types, local $ref, properties, items) is parsed once, and the repaired
+# arguments are used only if they then validate; otherwise the model's own arguments go on,
+# with their own error.
+
+_LENIENT_DEPTH = 64
+
+
+def _lenient_args(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with strings that should have been objects or arrays parsed, if that makes
+    them valid under ``schema``; else ``args`` unchanged."""
+    try:
+        check = validator(schema)
+    except SchemaError:
+        return args
+    try:
+        check.validate(args)
+        return args
+    except ValidationError:
+        pass
+    repaired: dict[str, Any] = _repair(schema, args, schema, 0)
+    try:
+        check.validate(repaired)
+    except ValidationError:
+        return args
+    return repaired
+
+
+def _resolve_local(node: Any, root: dict[str, Any]) -> Any:
+    """``node`` with a local ``$ref`` (``#`` or a JSON pointer into the root) followed."""
+    for _ in range(_LENIENT_DEPTH):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return node
+        node = root
+        for seg in filter(None, ref[1:].split("/")):
+            seg = seg.replace("~1", "/").replace("~0", "~")
+            node = node.get(seg) if isinstance(node, dict) else None
+    return node
+
+
+def _branches(node: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schema ``node`` and the branches of its anyOf/oneOf/allOf, references followed."""
+    node = _resolve_local(node, root)
+    if not isinstance(node, dict):
+        return []
+    found = [node]
+    for kw in ("anyOf", "oneOf", "allOf"):
+        for branch in node.get(kw) or ():
+            branch = _resolve_local(branch, root)
+            if isinstance(branch, dict):
+                found.append(branch)
+    return found
+
+
+def _admitted(branches: list[dict[str, Any]]) -> set[str] | None:
+    """The JSON types the branches name; ``None`` when none names a type (anything goes)."""
+    types: set[str] = set()
+    for b in branches:
+        t = b.get("type")
+        types.update([t] if isinstance(t, str) else t if isinstance(t, list) else ())
+    return types or None
+
+
+def _repair(node: Any, value: Any, root: dict[str, Any], depth: int) -> Any:
+    """``value`` with misplaced JSON strings parsed, following ``node``; the same object
+    when nothing changed."""
+    if depth > _LENIENT_DEPTH:
+        return value
+    branches = _branches(node, root)
+    if isinstance(value, str):
+        types = _admitted(branches)
+        if types is None or "string" in types or not types & {"object", "array"}:
+            return value
+        try:
+            parsed = _loads(value)
+        except ValidationError:
+            return value
+        if not (isinstance(parsed, dict) and "object" in types) and not (
+            isinstance(parsed, list) and "array" in types
+        ):
+            return value
+        return _repair(node, parsed, root, depth + 1)  # inside it, strings still parse once
+    if isinstance(value, dict):
+        changed = {}
+        for key, item in value.items():
+            sub = _member_schema(branches, key)
+            if sub is not None:
+                fixed = _repair(sub, item, root, depth + 1)
+                if fixed is not item:
+                    changed[key] = fixed
+        return {**value, **changed} if changed else value
+    if isinstance(value, list):
+        fixed_items = [
+            _repair(sub, item, root, depth + 1) if sub is not None else item
+            for sub, item in zip((_item_schema(branches, i) for i in range(len(value))), value)
+        ]
+        if any(a is not b for a, b in zip(fixed_items, value)):
+            return fixed_items
+    return value
+
+
+def _member_schema(branches: list[dict[str, Any]], key: str) -> Any:
+    """The schema a key's value follows: the first branch naming it, else additionalProperties."""
+    for b in branches:
+        props = b.get("properties")
+        if isinstance(props, dict) and key in props:
+            return props[key]
+    for b in branches:
+        extra = b.get("additionalProperties")
+        if isinstance(extra, dict):
+            return extra
+    return None
+
+
+def _item_schema(branches: list[dict[str, Any]], i: int) -> Any:
+    """The schema item ``i`` of an array follows: prefixItems, else items."""
+    for b in branches:
+        prefix = b.get("prefixItems")
+        if isinstance(prefix, list) and i < len(prefix):
+            return prefix[i]
+        items = b.get("items")
+        if isinstance(items, dict):
+            return items
+    return None
 
 
 class FunctionTool:
@@ -5198,6 +5415,8 @@ class FunctionTool:
         annotations: Annotations | None = None,
         confined: Callable[[dict[str, Any]], tuple[bool, str]] | None = None,
         replay: Replay | Callable[[dict[str, Any]], Replay] | None = None,
+        needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
+        lenient: bool | None = None,
         parameters: dict[str, Any] | None = None,
         validate: bool | None = None,
         struct: bool = False,
@@ -5220,6 +5439,8 @@ class FunctionTool:
         self.annotations = annotations
         self._confined = confined
         self._replay = replay
+        self.needs_approval = needs_approval
+        self.lenient = lenient
         self._raw = raw
         self._output = _output_option(self.name, output_schema)
         self._decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None
@@ -5283,7 +5504,8 @@ class FunctionTool:
                 self._validator.validate(_parse_arguments(call.args))
             value = self.fn(call)
         else:
-            args = _parse_arguments(call.args)
+            lenient = (self.parameters or NO_ARGS) if self.lenient else None
+            args = _parse_arguments(call.args, lenient)
             if self._validator is None and self._unchecked is not None:
                 self._validator = validator(self._unchecked)
             if self._validator is not None:
@@ -5408,7 +5630,10 @@ def new(
     function's name and docstring summary.
 
     Options: ``strict``, ``sequential``, ``resource``, ``annotations``, ``confined``,
-    ``replay`` (a :class:`Replay` or a function of the arguments), ``closer``,
+    ``replay`` (a :class:`Replay` or a function of the arguments), ``needs_approval`` (a
+    bool or a function of the arguments object), ``lenient=True`` (repair objects and arrays
+    sent as JSON strings, see :func:`lenient_args`; ``None`` leaves it to the executor's
+    default), ``closer``,
     ``parameters`` (a supplied schema, then not validated unless ``validate=True``),
     ``validate=False`` (skip validation of the generated schema), ``struct=True`` (the
     function's one parameter is a dataclass or TypedDict whose schema is the root) and
@@ -5576,6 +5801,107 @@ def unwrap(w: Tool) -> Tool | None:
     return w._inner if isinstance(w, _Wrapper) else None
 
 
+class _Renamed(_Wrapper):
+    """A tool under another name (:meth:`ToolSet.prefixed`, :meth:`ToolSet.renamed`); the
+    inner tool runs unchanged and every property reads as on it."""
+
+    def __init__(self, inner: Tool, name: str) -> None:
+        super().__init__(inner, inner.execute)
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "_name":
+            raise AttributeError(attr)
+        return super().__getattr__(attr)
+
+    def __repr__(self) -> str:
+        return f"<agenttool {self._name!r}: {self._inner!r}>"
+
+
+class _Approved(_Wrapper):
+    """A tool whose call was approved already (``ToolSet.run``'s approvals): it needs no
+    other approval, and every other property reads as on the inner tool."""
+
+    needs_approval = False
+
+    def __init__(self, inner: Tool) -> None:
+        super().__init__(inner, inner.execute)
+
+
+# ----- retries -------------------------------------------------------------------------------
+
+
+def retrying(
+    t: Tool,
+    attempts: int = 3,
+    backoff: float | Callable[[int], float] = 0.5,
+    on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+) -> Tool:
+    """``t`` retried on failure, where running a call again is allowed.
+
+    A call is retried only when :func:`replay_of` says it may run again: ``Replay.SAFE``
+    freely, ``Replay.KEYED`` with the same idempotency key on every attempt (one is minted
+    once when the call has none), never for ``Replay.UNKNOWN``.  Up to ``attempts`` runs in
+    all; a failure that is not one of ``on``, invalid arguments, or a cancelled call is not
+    retried, and any other exception from ``t.execute`` counts as a failure (an executor's
+    timeout too, when it surfaces there).  Between attempts it waits ``backoff`` seconds
+    doubled each time (or ``backoff(attempt)`` seconds), ending early when the call is
+    cancelled, and the call's last failure is raised.  Each failed attempt is reported as
+    progress and written as an ``agenttool:retry`` record (``tool``, ``attempt``,
+    ``attempts``, ``error`` (the type), ``message`` and ``delay`` in seconds).  Built on
+    :func:`wrap`: every property of ``t`` reads the same.  The executor itself never retries.
+    """
+    if not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"agenttool: retrying needs attempts >= 1, got {attempts!r}")
+    if not callable(backoff) and (not isinstance(backoff, (int, float)) or backoff < 0):
+        raise ValueError(f"agenttool: retrying needs backoff >= 0 or a function, got {backoff!r}")
+
+    def delay(attempt: int) -> float:
+        return float(backoff(attempt)) if callable(backoff) else backoff * 2 ** (attempt - 1)
+
+    def execute(call: Call) -> Result:
+        try:
+            args = _parse_arguments(call.args)
+        except ValidationError:
+            return t.execute(call)  # refused by the tool as ever, never retried
+        replay = replay_of(t, args)
+        if replay is Replay.UNKNOWN:
+            return t.execute(call)
+        if replay is Replay.KEYED and not call.idempotency_key:
+            import uuid
+
+            call = _swap_call(Call(call.id, call.args, uuid.uuid4().hex, call.on_update))
+        for attempt in range(1, attempts + 1):
+            try:
+                return t.execute(call)
+            except (ValidationError, Cancelled):
+                raise
+            except on as exc:
+                if attempt == attempts or cancelled():
+                    raise
+                wait = delay(attempt)
+                kind = type(exc).__name__
+                progress(f"attempt {attempt} of {attempts} failed ({kind}); retrying in {wait:g} s")
+                facts = {
+                    "tool": t.name,
+                    "attempt": attempt,
+                    "attempts": attempts,
+                    "error": kind,
+                    "message": error_message(exc),
+                    "delay": wait,
+                }
+                write_record(Record("agenttool:retry", _dumps(facts)))
+                if cancel_event().wait(wait):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    return wrap(t, execute)
+
+
 # ---------------------------------------------------------------------------------------------
 # Definitions, their hash, and sets of tools
 # ---------------------------------------------------------------------------------------------
@@ -5716,6 +6042,155 @@ def _name_problems(tools: Sequence[Any], start: int, names: set[str]) -> list[st
     return problems
 
 
+# ----- approvals -----------------------------------------------------------------------------
+# A call whose tool reads needs_approval_of(t, args) true runs only once approved.  An answer,
+# from Executor(approver=fn) or from ToolSet.run(approvals={hash: answer}), is True (run),
+# False or a string (deny; the string is what the model reads), or a dict (run with these
+# arguments instead, validated first); anything else denies.  The approver sees the arguments
+# after lenient repair and validation, so nobody is asked about a call that cannot run.
+
+
+class Pending(_Value):
+    """A call of :meth:`ToolSet.run` waiting for approval: its call id, tool name,
+    arguments object, the provider's item as given (send it again with the answer), and
+    ``hash``, ``sha256:`` and the hex digest of the RFC 8785 form of ``{"name",
+    "arguments"}`` (key order does not matter; changed arguments give another hash)."""
+
+    __slots__ = ("call_id", "name", "arguments", "item", "hash")
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    item: Any
+    hash: str
+
+    def __init__(
+        self, call_id: str, name: str, arguments: dict[str, Any], item: Any, hash: str
+    ) -> None:
+        self.call_id = call_id
+        self.name = name
+        self.arguments = arguments
+        self.item = item
+        self.hash = hash
+
+
+class RunOutput(list[dict[str, Any]]):
+    """What :meth:`ToolSet.run` returns: the output items, in call order, of every call
+    that ran or was refused, and ``pending``, the calls still waiting for approval."""
+
+    def __init__(self, items: list[dict[str, Any]], pending: list[Pending]) -> None:
+        super().__init__(items)
+        self.pending = pending
+
+
+def _approval_hash(name: str, args: dict[str, Any]) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(_jcs({"name": name, "arguments": args}).encode()).hexdigest()
+
+
+def _screen(t: Tool, call: Call, lenient: bool) -> tuple[Call, bool]:
+    """The call as it will run (arguments repaired when lenient applies), and whether it
+    needs approval first.  Arguments that cannot be approved raise the ValidationError the
+    model reads; a ``needs_approval`` that raises counts as needing approval."""
+    needs = getattr(t, "needs_approval", False)
+    own = getattr(t, "lenient", None)
+    repair = own is True or (own is None and lenient is True)
+    if needs is False and not repair:
+        return call, False
+    schema = t.parameters if t.parameters is not None else NO_ARGS
+    args = _parse_arguments(call.args, schema if repair else None)
+    try:
+        needed = needs_approval_of(t, args)
+    except BaseException:  # noqa: BLE001 - a doubtful answer asks rather than runs
+        needed = True
+    if needed:
+        _check_args(schema, args)
+    if repair or needed:  # the approver and the tool read the arguments object
+        call = Call(call.id, args, call.idempotency_key, call.on_update)
+    return call, needed
+
+
+def _check_args(schema: dict[str, Any], args: dict[str, Any]) -> None:
+    """Validate arguments about to be approved; a schema the validator refuses checks nothing
+    (the tool then judges the arguments itself, as it would without approval)."""
+    try:
+        check = validator(schema)
+    except SchemaError:
+        return
+    check.validate(args)
+
+
+def _answered(t: Tool, call: Call, answer: Any) -> Call:
+    """The call to run for an approval answer, or the :class:`ToolError` of a denial."""
+    if answer is True:
+        return call
+    if isinstance(answer, dict):
+        try:
+            _check_args(t.parameters if t.parameters is not None else NO_ARGS, answer)
+        except ValidationError as exc:
+            raise ToolError(
+                f'call to "{t.name}" was not run: the arguments it was approved with are '
+                f"invalid ({exc})"
+            ) from exc
+        return Call(call.id, answer, call.idempotency_key, call.on_update)
+    if isinstance(answer, str) and answer:
+        raise ToolError(answer)
+    raise ToolError(f'call to "{t.name}" was denied: it was not approved, and did not run')
+
+
+def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> Call:
+    """The call the executor runs for ``job``: repaired when lenient applies, and where the
+    tool needs approval, as the approver answered; a denial raises :class:`ToolError`."""
+    t = job.tool
+    assert t is not None
+    own = getattr(t, "lenient", None)
+    if (
+        getattr(t, "needs_approval", False) is False
+        and own is not True
+        and not (own is None and lenient)
+    ):
+        return job.call  # the common case, kept cheap: nothing to ask, nothing to repair
+    call, needed = _screen(t, job.call, lenient)
+    if not needed:
+        return call
+    if approver is None:
+        raise ToolError(
+            f'call to "{t.name}" needs approval and this host has no approver; it did not run'
+        )
+    try:
+        answer = approver(Job(t, call))
+    except BaseException as exc:  # noqa: BLE001 - an approver that fails denies
+        raise ToolError(
+            f'call to "{t.name}" was denied: its approval failed, and it did not run'
+        ) from exc
+    return _answered(t, call, answer)
+
+
+def _check_clashes(names: list[str], what: str, old: list[str] | None = None) -> None:
+    """Refuse two tools under one name, naming each clash (and the old names it came from)."""
+    holders: dict[str, list[str]] = {}
+    for i, name in enumerate(names):
+        holders.setdefault(name, []).append(old[i] if old is not None else name)
+    clashes = [
+        f'"{name}" would name {len(was)} tools'
+        + (" (" + ", ".join(f'"{w}"' for w in was) + ")" if set(was) != {name} else "")
+        for name, was in holders.items()
+        if len(was) > 1
+    ]
+    if clashes:
+        raise ValueError(f"agenttool: {what}: " + "; ".join(clashes))
+
+
+def _check_rule(names: list[str], what: str) -> None:
+    """Refuse names a provider refuses (Responses, Chat, Anthropic), naming each."""
+    bad = [f'"{n}"' for n in names if not re.fullmatch(_NAME_RULE, n)]
+    if bad:
+        raise ValueError(
+            f"agenttool: {what}: {', '.join(bad)} "
+            f"{'breaks' if len(bad) == 1 else 'break'} the tool name rule ({_NAME_RULE_TEXT})"
+        )
+
+
 class ToolSet(list[Tool]):
     """The tools offered to a model, in order: a list with lookups, checks, definitions and
     one call from a provider's tool calls to the output items to send back.
@@ -5724,7 +6199,12 @@ class ToolSet(list[Tool]):
     ``+=``, item and slice assignment) refuses what is not a tool (``TypeError``; a plain
     function is made a tool with :func:`tool`) and an empty or duplicate name
     (``ValueError``), naming the operation.  ``validate()`` checks again, for names changed
-    after the tools were added.  ``set + list`` is a plain list, as for any list.
+    after the tools were added.  ``a + b`` is :meth:`merge`.
+
+    Sets compose without changing the original: :meth:`filtered`, :meth:`prefixed`,
+    :meth:`renamed`, :meth:`merge` and ``+`` return new sets.  Renamed tools are wrappers
+    (:func:`unwrap` gives the original) that report every property as the original does;
+    the other tools are the same objects, so closing either set closes them.
     """
 
     def __init__(self, tools: collections.abc.Iterable[Tool] = ()) -> None:
@@ -5755,7 +6235,7 @@ class ToolSet(list[Tool]):
         self._admit("ToolSet.extend", items, self)
         super().extend(items)
 
-    def __iadd__(self, tools: collections.abc.Iterable[Tool]) -> ToolSet:  # type: ignore[override,misc]
+    def __iadd__(self, tools: collections.abc.Iterable[Tool]) -> ToolSet:  # type: ignore[override]
         items = list(tools)
         self._admit("ToolSet +=", items, self)
         super().extend(items)
@@ -5812,6 +6292,56 @@ class ToolSet(list[Tool]):
         """Every tool's definition, in order, for the provider named by ``format``."""
         return [definition(t, format) for t in self]
 
+    def filtered(self, names_or_predicate: Any) -> ToolSet:
+        """The tools named (an iterable of names, in this set's order) or those for which
+        ``predicate(tool)`` is true.  A name this set does not have is a ``ValueError``."""
+        if callable(names_or_predicate):
+            return ToolSet([t for t in self if names_or_predicate(t)])
+        if isinstance(names_or_predicate, str):
+            raise TypeError("agenttool: filtered takes a list of names or a predicate")
+        wanted = set(names_or_predicate)
+        self._require(wanted, "filtered")
+        return ToolSet([t for t in self if t.name in wanted])
+
+    def prefixed(self, prefix: str) -> ToolSet:
+        """Every tool renamed ``<prefix>__<name>``, as the MCP client names remote tools;
+        a name that then breaks the provider rule is a ``ValueError`` naming it."""
+        if not isinstance(prefix, str) or not prefix:
+            raise ValueError(f"agenttool: prefixed needs a non-empty prefix, got {prefix!r}")
+        return self._named([f"{prefix}__{t.name}" for t in self], f'prefix "{prefix}"')
+
+    def renamed(self, mapping: collections.abc.Mapping[str, str]) -> ToolSet:
+        """The tools with ``mapping``'s old names given its new ones, the others unchanged.
+        A name this set does not have, a clash, or a new name breaking the provider rule is
+        a ``ValueError`` naming the names."""
+        self._require(set(mapping), "renamed")
+        return self._named([mapping.get(t.name, t.name) for t in self], "renamed")
+
+    @staticmethod
+    def merge(*sets: collections.abc.Iterable[Tool]) -> ToolSet:
+        """One set of every tool of ``sets``, in order; a name in two of them is a
+        ``ValueError`` naming it.  ``a + b`` is ``ToolSet.merge(a, b)``."""
+        tools = [t for s in sets for t in s]
+        _check_clashes([t.name for t in tools], "merge")
+        return ToolSet(tools)
+
+    def __add__(self, other: collections.abc.Iterable[Tool]) -> ToolSet:  # type: ignore[override]
+        return ToolSet.merge(self, other)
+
+    def _require(self, names: set[str], what: str) -> None:
+        unknown = sorted(names - {t.name for t in self})
+        if unknown:
+            have = ", ".join(f'"{t.name}"' for t in self) or "none"
+            listed = ", ".join(f'"{n}"' for n in unknown)
+            raise ValueError(f"agenttool: {what}: no tool named {listed}; the tools are {have}")
+
+    def _named(self, names: list[str], what: str) -> ToolSet:
+        _check_rule([n for t, n in zip(self, names) if n != t.name], what)
+        _check_clashes(names, what, [t.name for t in self])
+        return ToolSet(
+            [t if n == t.name else _Renamed(t, n) for t, n in zip(self, names)]  # type: ignore[misc]
+        )
+
     def run(
         self,
         calls: Any,
@@ -5819,7 +6349,9 @@ class ToolSet(list[Tool]):
         format: str | None = None,
         executor: Executor | None = None,
         inject: collections.abc.Mapping[str, Any] | None = None,
-    ) -> list[dict[str, Any]]:
+        errors: ErrorPolicy | None = None,
+        approvals: collections.abc.Mapping[str, Any] | None = None,
+    ) -> RunOutput:
         """Run a model's tool calls and return the output items to send back, in call order.
 
         ``calls`` is what the provider returned (Responses ``function_call`` items, a Chat
@@ -5828,22 +6360,70 @@ class ToolSet(list[Tool]):
         as dicts or as the provider SDK's objects; ``format`` is detected when ``None``.
         ``inject`` gives values for ``Inject("key")`` parameters in this run, over the
         executor's own for the same key.
+
+        ``errors`` is the error policy for this run (see :class:`Executor`).  With
+        ``approvals`` (a dict, even empty) the run pauses instead of asking the executor's
+        approver: a call needing approval runs only when ``approvals`` holds an answer under
+        its hash, and otherwise gets no output item and is listed in the result's
+        ``pending``; send ``[p.item for p in pending]`` again with the answers.
         """
+        _check_errors(errors)
         fmt, found = _read_calls(calls, format)
-        jobs = [Job(self.lookup(c.name), Call(c.call_id, c.arguments)) for c in found]
+        runner = executor or Executor()
+        names = ", ".join(f'"{t.name}"' for t in self) or "none"
+        outcomes: list[Result | BaseException | None] = [None] * len(found)
+        pending: list[Pending] = []
+        jobs: list[Job] = []
+        places: list[int] = []
+        for i, c in enumerate(found):
+            job = Job(self.lookup(c.name), Call(c.call_id, c.arguments))
+            if approvals is not None and job.tool is not None:
+                try:
+                    approved = self._approved(job, c, approvals, runner.lenient, pending)
+                except Exception as exc:  # noqa: BLE001 - a refusal is this call's outcome
+                    outcomes[i] = exc
+                    continue
+                if approved is None:
+                    continue
+                job = approved
+            jobs.append(job)
+            places.append(i)
         token = _run_inject.set({**_run_inject.get(), **inject}) if inject else None
         try:
-            results, errors = (executor or Executor()).results(jobs)
+            results, failures = runner.results(jobs)
         finally:
             if token is not None:
                 _run_inject.reset(token)
-        names = ", ".join(f'"{t.name}"' for t in self) or "none"
-        outcomes: list[Result | BaseException] = []
-        for c, result, error in zip(found, results, errors):
+        for i, job, result, error in zip(places, jobs, results, failures):
             if isinstance(error, NoTool):
-                error = NoTool(f'no tool named "{c.name}"; the tools are {names}')
-            outcomes.append(error if error is not None else result or Result(""))
-        return _output_items(fmt, found, outcomes)
+                error = NoTool(f'no tool named "{found[i].name}"; the tools are {names}')
+            if error is not None and job.tool is not None:
+                error = _policy_error(error, errors, job.tool.name)
+            outcomes[i] = error if error is not None else result or Result("")
+        done = [(c, o) for c, o in zip(found, outcomes) if o is not None]
+        items = _output_items(fmt, [c for c, _ in done], [o for _, o in done])
+        return RunOutput(items, pending)
+
+    @staticmethod
+    def _approved(
+        job: Job,
+        found: _ProviderCall,
+        approvals: collections.abc.Mapping[str, Any],
+        lenient: bool,
+        pending: list[Pending],
+    ) -> Job | None:
+        """The job to run for a call under ``approvals``, or None when it is left pending."""
+        assert job.tool is not None
+        call, needed = _screen(job.tool, job.call, lenient)
+        if not needed:
+            return Job(job.tool, call)
+        args = _parse_arguments(call.args)
+        key = _approval_hash(job.tool.name, args)
+        if key not in approvals:
+            pending.append(Pending(found.call_id, found.name, args, found.item, key))
+            return None
+        call = _answered(job.tool, call, approvals[key])
+        return Job(_Approved(job.tool), call)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -6002,6 +6582,15 @@ class Executor:
     ``recorder`` receives :func:`write_record` calls and ``elicitor`` answers :func:`elicit`
     for every call of the batches this executor runs; ``inject`` holds the values of the
     tools' ``Annotated[T, Inject("key")]`` parameters, by key.
+
+    ``approver(job)`` decides each call whose tool needs approval (:func:`needs_approval_of`),
+    on the job's thread before ``on_start``, with the call installed (so it may :func:`elicit`):
+    ``True`` runs it, ``False`` or a string denies it (the string is the model's message), a
+    dict runs it with those arguments once they validate; an approver that raises denies.
+    Without an approver such calls are denied, never run.  ``errors`` is the error policy
+    (``"full"``, the default; ``"redacted"``; or a function of the exception returning the
+    model's message): see :class:`ToolError`.  ``lenient=True`` repairs objects and arrays
+    sent as JSON strings for every tool that does not set ``lenient`` itself.
     """
 
     def __init__(
@@ -6012,13 +6601,20 @@ class Executor:
         elicitor: Elicitor | None = None,
         on_start: Callable[[Job], None] | None = None,
         inject: collections.abc.Mapping[str, Any] | None = None,
+        approver: Callable[[Job], Any] | None = None,
+        errors: ErrorPolicy = "full",
+        lenient: bool = False,
     ) -> None:
+        _check_errors(errors)
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
         self.sequential = sequential
         self.recorder = recorder
         self.elicitor = elicitor
         self.on_start = on_start
         self.inject = dict(inject or {})  # values for Inject("key") parameters (tools section)
+        self.approver = approver
+        self.errors = errors
+        self.lenient = lenient
 
     def chains(self, jobs: Sequence[Job]) -> list[list[int]]:
         """The grouping :meth:`execute` runs: lists of job indexes, each run in order."""
@@ -6138,6 +6734,8 @@ class Executor:
         scope = _Scope(call, job.tool.name, batch, self.recorder, self.elicitor, state.emit)
         scope.inject = self.inject
         result, error = context.copy().run(self._call_tool, job, job.tool, scope)
+        if error is not None:
+            error = _policy_error(error, self.errors, job.tool.name)
         state.finish(result, error)
 
     def _call_tool(
@@ -6145,6 +6743,13 @@ class Executor:
     ) -> tuple[Result | None, BaseException | None]:
         token = _scope.set(scope)
         try:
+            try:
+                call = _approve(job, self.approver, self.lenient)
+            except Exception as exc:
+                return None, exc
+            if call is not job.call:
+                job = Job(t, call)
+                _swap_call(call)
             if self.on_start is not None:
                 try:
                     self.on_start(job)
@@ -6312,11 +6917,12 @@ class _ProviderCall(_Value):
     here because the provider gave none (Gemini); it is then never sent back.
     """
 
-    __slots__ = ("call_id", "name", "arguments", "minted")
+    __slots__ = ("call_id", "name", "arguments", "minted", "item")
     call_id: str
     name: str
     arguments: str | dict[str, Any]
     minted: bool
+    item: Any  # the provider's own item, as the host gave it
 
     def __init__(
         self, call_id: str, name: str, arguments: str | dict[str, Any], minted: bool = False
@@ -6325,6 +6931,7 @@ class _ProviderCall(_Value):
         self.name = name
         self.arguments = arguments
         self.minted = minted
+        self.item = None
 
 
 _ABSENT = object()
@@ -6541,6 +7148,7 @@ def _read_calls(
     for f in found:
         if f.call is not None:
             calls.append(_read_one(f.fmt, f.call, f.where))
+            calls[-1].item = f.call
     if fmt == "gemini":
         _mint_ids(calls)
     return fmt, calls
@@ -7100,6 +7708,13 @@ def _cli_ask(question: Elicitation) -> Answer:
     return Answer(Action.ACCEPT, content)
 
 
+def _cli_approve(job: Job) -> bool:
+    """Ask the person at the terminal before a call that needs approval runs."""
+    assert job.tool is not None
+    args = json.dumps(job.call.args, ensure_ascii=False)
+    return _cli_ask(Elicitation(f'run "{job.tool.name}" with {args}?')).action == Action.ACCEPT
+
+
 def _cli_print_record(record: Record) -> None:
     _cli_write(sys.stderr, f"record {record.ns}: {record.data}")
 
@@ -7127,7 +7742,11 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
     interactive = args != "-" and sys.stdin is not None and sys.stdin.isatty()
     if args == "-":
         args = sys.stdin.read()
-    executor = Executor(recorder=_cli_print_record, elicitor=_cli_ask if interactive else None)
+    executor = Executor(
+        recorder=_cli_print_record,
+        elicitor=_cli_ask if interactive else None,
+        approver=_cli_approve if interactive else None,
+    )
     cancel = threading.Event()
     final = None
     events = executor.execute([Job(chosen, Call("cli", args))], cancel=cancel)

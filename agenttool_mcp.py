@@ -477,7 +477,9 @@ class _Run:
             self.cancel.set()
 
     def _work(self) -> None:
-        executor = at.Executor(max_parallel=1, recorder=self.recorder, elicitor=self._elicit)
+        executor = at.Executor(
+            max_parallel=1, recorder=self.recorder, elicitor=self._elicit, approver=_ask_client
+        )
         try:
             for event in executor.execute([at.Job(self.entry.tool, self.call)], cancel=self.cancel):
                 self._post(("event", event))
@@ -703,6 +705,8 @@ def build_server(
                 f'unknown tool "{params.name}"; the tools are: {", ".join(names) or "none"}'
             )
         args = params.arguments if params.arguments is not None else {}
+        if getattr(entry.tool, "lenient", None) is True:  # a lenient tool stays so when served
+            args = at._lenient_args(entry.tool.parameters or at.NO_ARGS, args)
         try:
             entry.validator.validate(args)
         except Exception as exc:
@@ -797,6 +801,25 @@ def _abandon(state: _ServerState, token: str) -> None:
         run = state.pending.pop(token, None)
     if run is not None:
         run.stop()
+
+
+def _ask_client(job: at.Job) -> bool | str:
+    """Approve a served call that needs it by asking the MCP client (elicitation): accepted,
+    it runs; declined, cancelled, or a client that cannot be asked, it is denied."""
+    assert job.tool is not None
+    name = job.tool.name
+    args = json.dumps(job.call.args, ensure_ascii=False)
+    if len(args) > 1000:
+        args = args[:1000] + " ..."
+    answer = at.elicit(
+        at.Elicitation(
+            f'Allow the tool "{name}" to run with these arguments? {args}',
+            {"type": "object", "properties": {}},
+        )
+    )
+    if answer.action == at.Action.ACCEPT:
+        return True
+    return f'call to "{name}" was not approved ({answer.action.value}); it did not run'
 
 
 def _error_result(message: str) -> mt.CallToolResult:

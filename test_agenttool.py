@@ -2198,7 +2198,10 @@ SAMPLES: dict[str, Any] = {
     "confined": lambda args: (True, "container:agent-sandbox"),
     "replay": lambda args: at.Replay.KEYED,
     "output_schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    "needs_approval": lambda args: True,
 }
+# The readers that take the call's arguments besides the tool.
+ARG_READERS = (at.confined_by, at.replay_of, at.needs_approval_of)
 
 
 def raw(fn: Any, name: str = "raw", **options: Any) -> at.Tool:
@@ -2257,8 +2260,8 @@ class TestProperties(unittest.TestCase):
             closer=hand.close,
         )
         for reader in at.PROPERTIES.values():
-            args = (built, {}) if reader in (at.confined_by, at.replay_of) else (built,)
-            hand_args = (hand, {}) if reader in (at.confined_by, at.replay_of) else (hand,)
+            args = (built, {}) if reader in ARG_READERS else (built,)
+            hand_args = (hand, {}) if reader in ARG_READERS else (hand,)
             self.assertEqual(reader(*args), reader(*hand_args), reader.__name__)
         self.assertEqual(at.definition(built), at.definition(hand))
         built.close()  # type: ignore[attr-defined]
@@ -2292,7 +2295,7 @@ class TestWrap(unittest.TestCase):
             inner = raw(lambda c: "", **{prop: sample})
             w = at.wrap(inner, lambda call: at.text("wrapped"))
             reader = at.PROPERTIES[prop]
-            extra = ({},) if reader in (at.confined_by, at.replay_of) else ()
+            extra = ({},) if reader in ARG_READERS else ()
             self.assertEqual(reader(w, *extra), reader(inner, *extra), prop)
             self.assertNotEqual(
                 reader(w, *extra), reader(raw(lambda c: ""), *extra), f"{prop} sample is a default"
@@ -6879,6 +6882,622 @@ class TestOutputSchemas(unittest.TestCase):
             at.definition_hash(at.tool(_point)),
             at.definition_hash(at.tool(output_schema=False)(_point)),
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# Production pieces: approvals, the error policy, retries, tool sets that compose, leniency
+# ---------------------------------------------------------------------------------------------
+
+
+def responses_call(call_id: str, name: str, args: Any) -> dict[str, Any]:
+    text = args if isinstance(args, str) else json.dumps(args)
+    return {"type": "function_call", "call_id": call_id, "name": name, "arguments": text}
+
+
+class TestApprovals(unittest.TestCase):
+    def setUp(self) -> None:
+        self.ran: list[dict[str, Any]] = []
+
+        @at.tool(needs_approval=lambda args: args["path"].startswith("/etc"))
+        def delete(path: str) -> str:
+            """Delete a file."""
+            self.ran.append({"path": path})
+            return f"deleted {path}"
+
+        self.delete = delete
+
+    def run_one(self, args: dict[str, Any], **options: Any) -> at.Event:
+        job = at.Job(self.delete, at.Call("c1", json.dumps(args)))
+        return finals(list(at.Executor(**options).execute([job])))[0]
+
+    def test_needs_approval_reads_the_option_the_method_and_the_default(self) -> None:
+        self.assertFalse(at.needs_approval_of(Bare(), {}))
+        self.assertFalse(at.needs_approval_of(raw(lambda c: ""), {}))
+        self.assertTrue(at.needs_approval_of(raw(lambda c: "", needs_approval=True), {}))
+        self.assertTrue(at.needs_approval_of(self.delete, {"path": "/etc/passwd"}))
+        self.assertFalse(at.needs_approval_of(self.delete, {"path": "/tmp/x"}))
+
+        class Asks(Bare):
+            def needs_approval(self, args: dict[str, Any]) -> bool:
+                return bool(args.get("force"))
+
+        self.assertTrue(at.needs_approval_of(Asks(), {"force": True}))
+        self.assertFalse(at.needs_approval_of(Asks(), {}))
+
+    def test_without_an_approver_a_call_that_needs_approval_is_denied_and_never_runs(self) -> None:
+        event = self.run_one({"path": "/etc/passwd"})
+        self.assertIsInstance(event.error, at.ToolError)
+        self.assertIn("needs approval", str(event.error))
+        self.assertEqual(self.ran, [])
+        self.assertEqual(self.run_one({"path": "/tmp/x"}).result, at.text("deleted /tmp/x"))
+
+    def test_the_approver_runs_denies_or_edits_the_call(self) -> None:
+        seen: list[Any] = []
+
+        def approver(answer: Any) -> Callable[[at.Job], Any]:
+            def decide(job: at.Job) -> Any:
+                seen.append(job.call.args)
+                return answer
+
+            return decide
+
+        ok = self.run_one({"path": "/etc/a"}, approver=approver(True))
+        self.assertEqual(ok.result, at.text("deleted /etc/a"))
+        self.assertEqual(seen, [{"path": "/etc/a"}])  # the approver reads the arguments object
+        no = self.run_one({"path": "/etc/b"}, approver=approver(False))
+        self.assertIn("denied", at.error_message(no.error))
+        said = self.run_one({"path": "/etc/c"}, approver=approver("not on a Friday"))
+        self.assertEqual(at.error_result(said.error), at.text("Error: not on a Friday"))
+        edited = self.run_one({"path": "/etc/d"}, approver=approver({"path": "/tmp/d"}))
+        self.assertEqual(edited.result, at.text("deleted /tmp/d"))
+        self.assertEqual(self.ran, [{"path": "/etc/a"}, {"path": "/tmp/d"}])
+
+    def test_edited_arguments_are_validated_before_the_call_runs(self) -> None:
+        bad = self.run_one({"path": "/etc/d"}, approver=lambda job: {"path": 5})
+        self.assertIn("expected string", at.error_message(bad.error))
+        self.assertEqual(self.ran, [])
+
+    def test_an_approver_that_raises_or_answers_nonsense_denies(self) -> None:
+        def broken(job: at.Job) -> bool:
+            raise RuntimeError("approval service down")
+
+        for approver in (broken, lambda job: None, lambda job: 1, lambda job: ""):
+            event = self.run_one({"path": "/etc/x"}, approver=approver)
+            self.assertIsInstance(event.error, at.ToolError)
+        self.assertEqual(self.ran, [])
+
+    def test_a_needs_approval_that_raises_asks_rather_than_runs(self) -> None:
+        def doubtful(args: dict[str, Any]) -> bool:
+            raise KeyError("path")
+
+        t = raw(lambda c: "ran", needs_approval=doubtful)
+        event = finals(list(at.Executor().execute([at.Job(t, at.Call("1", "{}"))])))[0]
+        self.assertIsInstance(event.error, at.ToolError)
+
+    def test_invalid_arguments_are_refused_before_anyone_is_asked(self) -> None:
+        asked: list[at.Job] = []
+        event = self.run_one({"path": 3}, approver=lambda job: asked.append(job) or True)
+        self.assertIsInstance(event.error, at.ValidationError)
+        self.assertEqual(asked, [])
+
+    def test_run_pauses_calls_that_need_approval_and_resumes_with_answers(self) -> None:
+        ts = at.ToolSet([self.delete])
+        items = [
+            responses_call("a", "delete", {"path": "/tmp/1"}),
+            responses_call("b", "delete", {"path": "/etc/2"}),
+            responses_call("c", "delete", {"path": "/etc/3"}),
+        ]
+        out = ts.run(items, approvals={})
+        self.assertIsInstance(out, list)
+        self.assertEqual([o["call_id"] for o in out], ["a"])
+        self.assertEqual([p.call_id for p in out.pending], ["b", "c"])
+        p = out.pending[0]
+        self.assertEqual((p.name, p.arguments, p.item), ("delete", {"path": "/etc/2"}, items[1]))
+        self.assertTrue(p.hash.startswith("sha256:"))
+        self.assertEqual(self.ran, [{"path": "/tmp/1"}])
+
+        answers = {out.pending[0].hash: True, out.pending[1].hash: "no, keep it"}
+        again = ts.run([q.item for q in out.pending], approvals=answers)
+        self.assertEqual(again.pending, [])
+        self.assertEqual(
+            [(o["call_id"], o["output"]) for o in again],
+            [("b", "deleted /etc/2"), ("c", "Error: no, keep it")],
+        )
+        self.assertEqual(self.ran, [{"path": "/tmp/1"}, {"path": "/etc/2"}])
+
+    def test_an_answer_for_other_arguments_leaves_the_call_waiting(self) -> None:
+        ts = at.ToolSet([self.delete])
+        first = ts.run([responses_call("a", "delete", {"path": "/etc/x"})], approvals={})
+        changed = responses_call("a", "delete", {"path": "/etc/y"})
+        out = ts.run([changed], approvals={first.pending[0].hash: True})
+        self.assertEqual(list(out), [])
+        self.assertEqual([p.arguments for p in out.pending], [{"path": "/etc/y"}])
+        self.assertEqual(self.ran, [])
+
+    def test_the_hash_ignores_key_order_and_whitespace(self) -> None:
+        t = raw(lambda c: "ok", name="pair", needs_approval=True)
+        ts = at.ToolSet([t])
+        one = ts.run([responses_call("a", "pair", '{"x": 1, "y": [1, 2]}')], approvals={})
+        two = ts.run([responses_call("b", "pair", '{"y":[1,2],"x":1}')], approvals={})
+        self.assertEqual(one.pending[0].hash, two.pending[0].hash)
+        three = ts.run([responses_call("b", "pair", '{"y":[2,1],"x":1}')], approvals={})
+        self.assertNotEqual(one.pending[0].hash, three.pending[0].hash)
+
+    def test_approved_calls_in_run_do_not_ask_the_executor_approver_again(self) -> None:
+        asked: list[at.Job] = []
+        ts = at.ToolSet([self.delete])
+        first = ts.run([responses_call("a", "delete", {"path": "/etc/x"})], approvals={})
+        out = ts.run(
+            [first.pending[0].item],
+            approvals={first.pending[0].hash: True},
+            executor=at.Executor(approver=lambda job: asked.append(job) or False),
+        )
+        self.assertEqual(out[0]["output"], "deleted /etc/x")
+        self.assertEqual(asked, [])
+
+    def test_run_without_approvals_uses_the_executor_approver(self) -> None:
+        ts = at.ToolSet([self.delete])
+        call = [responses_call("a", "delete", {"path": "/etc/x"})]
+        self.assertIn("needs approval", ts.run(call)[0]["output"])
+        out = ts.run(call, executor=at.Executor(approver=lambda job: True))
+        self.assertEqual((out[0]["output"], out.pending), ("deleted /etc/x", []))
+
+    def test_pending_items_of_other_formats_can_be_sent_again(self) -> None:
+        ts = at.ToolSet([self.delete])
+        block = {"type": "tool_use", "id": "t1", "name": "delete", "input": {"path": "/etc/z"}}
+        out = ts.run([block], approvals={})
+        self.assertEqual(list(out), [])
+        again = ts.run([p.item for p in out.pending], approvals={out.pending[0].hash: True})
+        self.assertEqual(again[0]["tool_use_id"], "t1")
+        self.assertEqual(self.ran, [{"path": "/etc/z"}])
+
+
+class TestErrorPolicy(unittest.TestCase):
+    SECRET = "postgres://admin:hunter2@db/prod"
+
+    def setUp(self) -> None:
+        secret = self.SECRET
+
+        @at.tool
+        def connect() -> str:
+            """Connect."""
+            raise ConnectionError(f"cannot reach {secret}")
+
+        @at.tool
+        def explain(n: int) -> str:
+            """Explain."""
+            raise at.ToolError("n must be even; try 2")
+
+        self.tools = at.ToolSet([connect, explain])
+
+    def outputs(self, **options: Any) -> list[str]:
+        calls = [
+            responses_call("1", "connect", {}),
+            responses_call("2", "explain", {"n": 1}),
+            responses_call("3", "explain", {"n": "one"}),
+            responses_call("4", "missing", {}),
+        ]
+        return [o["output"] for o in self.tools.run(calls, **options)]
+
+    def test_the_default_shows_the_message_as_the_contract_says(self) -> None:
+        self.assertIn(self.SECRET, self.outputs()[0])
+
+    def test_redacted_hides_the_message_and_keeps_the_exception_for_the_host(self) -> None:
+        for options in ({"errors": "redacted"}, {"executor": at.Executor(errors="redacted")}):
+            out = self.outputs(**options)
+            self.assertEqual(out[0], 'Error: tool "connect" failed')
+            self.assertEqual(out[1], "Error: n must be even; try 2")
+            self.assertTrue(out[2].startswith("Error: invalid arguments: n: expected integer"))
+            self.assertTrue(out[3].startswith('Error: no tool named "missing"'))
+            self.assertNotIn("hunter2", "".join(out))
+        job = at.Job(self.tools.lookup("connect"), at.Call("1", "{}"))
+        event = finals(list(at.Executor(errors="redacted").execute([job])))[0]
+        self.assertIsInstance(event.error, at.ToolError)
+        self.assertIsInstance(event.error.__cause__, ConnectionError)
+        self.assertIn("hunter2", str(event.error.__cause__))
+
+    def test_a_policy_function_writes_the_message_and_falls_back_when_it_fails(self) -> None:
+        out = self.outputs(errors=lambda exc: f"{type(exc).__name__}, try later")
+        self.assertEqual(out[0], "Error: ConnectionError, try later")
+        self.assertEqual(out[1], "Error: n must be even; try 2")
+        prefixed = self.outputs(errors=lambda exc: "Error: busy")
+        self.assertEqual(prefixed[0], "Error: busy")
+
+        def broken(exc: BaseException) -> str:
+            raise RuntimeError(str(exc))
+
+        for policy in (broken, lambda exc: None):
+            self.assertEqual(self.outputs(errors=policy)[0], 'Error: tool "connect" failed')
+
+    def test_a_crash_is_redacted_too(self) -> None:
+        def crash(call: at.Call) -> str:
+            raise SystemExit("secret exit code 7")
+
+        job = at.Job(raw(crash, "crash"), at.Call("1", "{}"))
+        event = finals(list(at.Executor(errors="redacted").execute([job])))[0]
+        self.assertEqual(at.error_message(event.error), 'tool "crash" failed')
+
+    def test_an_unknown_policy_is_refused_at_once(self) -> None:
+        for bad in ("verbose", "", 3, True):
+            with self.assertRaises(ValueError):
+                at.Executor(errors=bad)
+            with self.assertRaises(ValueError):
+                self.tools.run([], errors=bad)
+
+
+class Flaky:
+    """A hand-written tool failing its first ``failures`` calls, recording each call."""
+
+    name = "flaky"
+    description = "fails, then works"
+    parameters: Optional[dict[str, Any]] = None
+
+    def __init__(self, failures: int, replay: at.Replay, exc: type[Exception] = OSError) -> None:
+        self.failures = failures
+        self.replay_answer = replay
+        self.exc = exc
+        self.calls: list[at.Call] = []
+
+    def replay(self, args: dict[str, Any]) -> at.Replay:
+        return self.replay_answer
+
+    def execute(self, call: at.Call) -> at.Result:
+        self.calls.append(call)
+        if len(self.calls) <= self.failures:
+            raise self.exc(f"attempt {len(self.calls)} failed")
+        return at.text(f"ok after {len(self.calls)}")
+
+
+class TestRetrying(unittest.TestCase):
+    def run_one(self, t: at.Tool, call: Optional[at.Call] = None, **options: Any) -> Any:
+        job = at.Job(t, call or at.Call("c1", "{}"))
+        return list(at.Executor(**options).execute([job]))
+
+    def test_a_safe_call_is_retried_until_it_works(self) -> None:
+        inner = Flaky(2, at.Replay.SAFE)
+        events = self.run_one(at.retrying(inner, attempts=3, backoff=0))
+        self.assertEqual(finals(events)[0].result, at.text("ok after 3"))
+        self.assertEqual(len(inner.calls), 3)
+
+    def test_the_last_failure_is_raised_after_the_last_attempt(self) -> None:
+        inner = Flaky(5, at.Replay.SAFE)
+        event = finals(self.run_one(at.retrying(inner, attempts=2, backoff=0)))[0]
+        self.assertEqual(str(event.error), "attempt 2 failed")
+        self.assertEqual(len(inner.calls), 2)
+
+    def test_a_call_of_unknown_replay_is_never_retried(self) -> None:
+        inner = Flaky(1, at.Replay.UNKNOWN)
+        event = finals(self.run_one(at.retrying(inner, attempts=5, backoff=0)))[0]
+        self.assertIsInstance(event.error, OSError)
+        self.assertEqual(len(inner.calls), 1)
+
+    def test_a_keyed_call_keeps_one_idempotency_key_minting_one_once(self) -> None:
+        inner = Flaky(2, at.Replay.KEYED)
+        self.run_one(at.retrying(inner, backoff=0))
+        keys = {c.idempotency_key for c in inner.calls}
+        self.assertEqual(len(inner.calls), 3)
+        self.assertEqual(len(keys), 1)
+        self.assertNotIn("", keys)
+        given = Flaky(1, at.Replay.KEYED)
+        self.run_one(at.retrying(given, backoff=0), at.Call("c1", "{}", idempotency_key="k-7"))
+        self.assertEqual([c.idempotency_key for c in given.calls], ["k-7", "k-7"])
+
+    def test_only_failures_listed_in_on_are_retried(self) -> None:
+        inner = Flaky(1, at.Replay.SAFE, exc=KeyError)
+        event = finals(self.run_one(at.retrying(inner, backoff=0, on=(OSError,))))[0]
+        self.assertIsInstance(event.error, KeyError)
+        self.assertEqual(len(inner.calls), 1)
+
+    def test_invalid_arguments_are_never_retried(self) -> None:
+        calls: list[int] = []
+
+        @at.tool(replay=at.Replay.SAFE)
+        def count(n: int) -> int:
+            """Count."""
+            calls.append(n)
+            return n
+
+        t = at.retrying(count, backoff=0)
+        event = finals(self.run_one(t, at.Call("c1", '{"n": "x"}')))[0]
+        self.assertIsInstance(event.error, at.ValidationError)
+        event = finals(self.run_one(t, at.Call("c1", "[1]")))[0]
+        self.assertIsInstance(event.error, at.ValidationError)
+        self.assertEqual(calls, [])
+
+    def test_backoff_doubles_or_follows_a_function(self) -> None:
+        waits: list[int] = []
+        inner = Flaky(3, at.Replay.SAFE)
+        self.run_one(at.retrying(inner, attempts=4, backoff=lambda n: waits.append(n) or 0))
+        self.assertEqual(waits, [1, 2, 3])
+        records: list[at.Record] = []
+        self.run_one(
+            at.retrying(Flaky(2, at.Replay.SAFE), attempts=3, backoff=0.001),
+            recorder=records.append,
+        )
+        delays = [json.loads(r.data)["delay"] for r in records]
+        self.assertEqual(delays, [0.001, 0.002])
+
+    def test_each_failed_attempt_reaches_the_host_as_progress_and_a_record(self) -> None:
+        records: list[at.Record] = []
+        events = self.run_one(
+            at.retrying(Flaky(2, at.Replay.SAFE), backoff=0), recorder=records.append
+        )
+        updates = [e.result.output for e in events if not e.final]
+        self.assertEqual(len(updates), 2)
+        self.assertIn("attempt 1 of 3 failed (OSError)", updates[0])
+        self.assertEqual([r.ns for r in records], ["agenttool:retry"] * 2)
+        first = json.loads(records[0].data)
+        self.assertEqual((first["attempt"], first["message"]), (1, "attempt 1 failed"))
+
+    def test_cancelling_the_call_ends_the_wait(self) -> None:
+        cancel = threading.Event()
+        failed = threading.Event()
+
+        class Failing(Flaky):
+            def execute(self, call: at.Call) -> at.Result:
+                self.calls.append(call)
+                failed.set()
+                raise OSError("down")
+
+        inner = Failing(0, at.Replay.SAFE)
+        t = at.retrying(inner, attempts=3, backoff=3600)  # an hour: only cancellation ends it
+        threading.Thread(target=lambda: failed.wait() and cancel.set(), daemon=True).start()
+        job = at.Job(t, at.Call("c1", "{}"))
+        event = finals(list(at.Executor().execute([job], cancel=cancel)))[0]
+        self.assertIsInstance(event.error, OSError)
+        self.assertEqual(len(inner.calls), 1)
+
+    def test_retrying_forwards_every_property(self) -> None:
+        for prop, sample in SAMPLES.items():
+            inner = raw(lambda c: "", **{prop: sample})
+            reader = at.PROPERTIES[prop]
+            extra = ({},) if reader in ARG_READERS else ()
+            self.assertEqual(reader(at.retrying(inner), *extra), reader(inner, *extra), prop)
+        inner = Flaky(0, at.Replay.SAFE)
+        self.assertIs(at.unwrap(at.retrying(inner)), inner)
+
+    def test_bad_options_are_refused(self) -> None:
+        for options in ({"attempts": 0}, {"attempts": 1.5}, {"backoff": -1}, {"backoff": "x"}):
+            with self.assertRaises(ValueError):
+                at.retrying(Bare(), **options)
+
+
+class TestToolSetComposition(unittest.TestCase):
+    def setUp(self) -> None:
+        self.read = raw(lambda c: "read", "read", sequential=True, needs_approval=True)
+        self.write = raw(lambda c: "write", "write", resource="disk")
+        self.tools = at.ToolSet([self.read, self.write])
+
+    def test_filtered_by_names_or_predicate(self) -> None:
+        self.assertEqual(self.tools.filtered(["write"]), [self.write])
+        self.assertEqual(self.tools.filtered(lambda t: at.is_sequential(t)), [self.read])
+        self.assertIsInstance(self.tools.filtered(["read"]), at.ToolSet)
+        with self.assertRaisesRegex(ValueError, r'no tool named "nope".*"read", "write"'):
+            self.tools.filtered(["read", "nope"])
+
+    def test_prefixed_names_every_tool_and_forwards_every_property(self) -> None:
+        pre = self.tools.prefixed("fs")
+        self.assertEqual([t.name for t in pre], ["fs__read", "fs__write"])
+        self.assertEqual([t.name for t in self.tools], ["read", "write"])  # unchanged
+        self.assertTrue(at.is_sequential(pre[0]))
+        self.assertTrue(at.needs_approval_of(pre[0], {}))
+        self.assertEqual(at.resource_of(pre[1]), "disk")
+        self.assertIs(at.unwrap(pre[0]), self.read)
+        self.assertEqual(at.definition(pre[1])["name"], "fs__write")
+        out = pre.run([responses_call("1", "fs__write", {})])
+        self.assertEqual(out[0]["output"], "write")
+        for prop, sample in SAMPLES.items():
+            inner = raw(lambda c: "", **{prop: sample})
+            w = at.ToolSet([inner]).prefixed("p")[0]
+            reader = at.PROPERTIES[prop]
+            extra = ({},) if reader in ARG_READERS else ()
+            self.assertEqual(reader(w, *extra), reader(inner, *extra), prop)
+
+    def test_a_prefix_that_breaks_the_name_rule_names_the_names(self) -> None:
+        with self.assertRaisesRegex(ValueError, r'"my fs__read", "my fs__write" break'):
+            self.tools.prefixed("my fs")
+        long = at.ToolSet([raw(lambda c: "", "x" * 60)])
+        with self.assertRaisesRegex(ValueError, "1 to 64 characters"):
+            long.prefixed("abc")
+        with self.assertRaises(ValueError):
+            self.tools.prefixed("")
+
+    def test_renamed_renames_what_it_names_and_refuses_unknown_names_and_clashes(self) -> None:
+        ren = self.tools.renamed({"read": "cat"})
+        self.assertEqual([t.name for t in ren], ["cat", "write"])
+        self.assertIs(ren[1], self.write)
+        with self.assertRaisesRegex(ValueError, r'no tool named "cat"'):
+            self.tools.renamed({"cat": "dog"})
+        with self.assertRaisesRegex(ValueError, r'"write" would name 2 tools \("read", "write"\)'):
+            self.tools.renamed({"read": "write"})
+        with self.assertRaisesRegex(ValueError, r'"a.b" breaks'):
+            self.tools.renamed({"read": "a.b"})
+        swapped = self.tools.renamed({"read": "write", "write": "read"})
+        self.assertEqual([at.unwrap(t) for t in swapped], [self.read, self.write])
+
+    def test_merge_and_plus_join_sets_and_refuse_a_name_in_two(self) -> None:
+        other = at.ToolSet([raw(lambda c: "", "search")])
+        merged = at.ToolSet.merge(self.tools, other)
+        self.assertIsInstance(merged, at.ToolSet)
+        self.assertEqual([t.name for t in merged], ["read", "write", "search"])
+        plus = self.tools + other
+        self.assertIsInstance(plus, at.ToolSet)
+        self.assertEqual(plus, merged)
+        self.assertEqual(len(self.tools), 2)
+        with self.assertRaisesRegex(ValueError, r'"read" would name 2 tools'):
+            self.tools + at.ToolSet([raw(lambda c: "", "read")])
+        both = self.tools.prefixed("a") + self.tools.prefixed("b")
+        self.assertEqual(len(both), 4)
+
+
+@dataclasses.dataclass
+class Filters:
+    a: int
+
+
+@dataclasses.dataclass
+class TreeNode:
+    name: str
+    children: list[TreeNode] = dataclasses.field(default_factory=list)
+
+
+class TestLenient(unittest.TestCase):
+    def setUp(self) -> None:
+        def search(
+            filters: Filters,
+            tags: list[str],
+            note: str = "",
+            extra: Optional[dict[str, int]] = None,
+        ) -> dict[str, Any]:
+            """Search."""
+            return {"filters": {"a": filters.a}, "tags": tags, "note": note, "extra": extra}
+
+        self.search = search
+        self.good = {"filters": {"a": 1}, "tags": ["x"], "note": '{"a": 1}', "extra": {"k": 2}}
+
+    def call(self, t: at.Tool, args: Any, **options: Any) -> at.Event:
+        job = at.Job(t, at.Call("1", args if isinstance(args, str) else json.dumps(args)))
+        return finals(list(at.Executor(**options).execute([job])))[0]
+
+    def encoded(self) -> dict[str, Any]:
+        return {
+            "filters": json.dumps({"a": 1}),
+            "tags": json.dumps(["x"]),
+            "note": '{"a": 1}',
+            "extra": json.dumps({"k": 2}),
+        }
+
+    def test_without_the_option_nothing_changes(self) -> None:
+        for key in ("filters", "tags", "extra"):
+            args = {**self.good, key: self.encoded()[key]}
+            event = self.call(at.tool(self.search), args)
+            self.assertIn(f"{key}: expected ", at.error_message(event.error))
+
+    def test_strings_where_objects_and_arrays_belong_are_parsed(self) -> None:
+        t = at.tool(lenient=True)(self.search)
+        event = self.call(t, self.encoded())
+        self.assertEqual(json.loads(event.result.output), self.good)
+        self.assertEqual(json.loads(t.execute(at.Call("1", self.encoded())).output), self.good)
+
+    def test_arguments_encoded_twice_are_parsed(self) -> None:
+        t = at.tool(lenient=True)(self.search)
+        event = self.call(t, json.dumps(json.dumps(self.encoded())))
+        self.assertEqual(json.loads(event.result.output), self.good)
+
+    def test_a_str_field_is_never_touched(self) -> None:
+        @at.tool(lenient=True)
+        def echo(note: str, anything: Any, data: Optional[list[int]] = None) -> str:
+            """Echo."""
+            return f"{note!r} {anything!r} {data!r}"
+
+        event = self.call(echo, {"note": "[1, 2]", "anything": '{"a": 1}', "data": "[3]"})
+        self.assertEqual(event.result.output, """'[1, 2]' '{"a": 1}' [3]""")
+
+    def test_only_object_and_array_positions_are_parsed_inside_any_of(self) -> None:
+        seen: list[Any] = []
+        schema = {
+            "type": "object",
+            "properties": {
+                "q": {
+                    "anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}]
+                }
+            },
+        }
+        t = at.new_func("q", "Q.", schema, lambda call: seen.append(call.args) or "ok")
+        self.assertIsNone(self.call(t, {"q": "[1, 2]"}, lenient=True).error)
+        self.assertIsNone(self.call(t, {"q": "5"}, lenient=True).error)  # "5" stays a string
+        self.assertEqual(seen, [{"q": [1, 2]}, {"q": "5"}])
+
+    def test_a_string_that_still_does_not_fit_keeps_the_model_error(self) -> None:
+        t = at.tool(lenient=True)(self.search)
+        args = {**self.encoded(), "filters": json.dumps({"a": "one"})}
+        event = self.call(t, args)  # the repair is not used: the error is the model's own
+        self.assertRegex(at.error_message(event.error), r': expected .*object.*, got "\{')
+        not_json = {**self.good, "tags": "x, y"}
+        self.assertIn("tags: expected array", at.error_message(self.call(t, not_json).error))
+
+    def test_nested_and_referenced_positions_are_repaired(self) -> None:
+        @at.tool(lenient=True)
+        def tree(root: TreeNode) -> int:
+            """Count nodes."""
+
+            def count(n: TreeNode) -> int:
+                return 1 + sum(count(c) for c in n.children)
+
+            return count(root)
+
+        inner = json.dumps([{"name": "b", "children": json.dumps([{"name": "c"}])}])
+        event = self.call(tree, {"root": json.dumps({"name": "a", "children": inner})})
+        self.assertEqual(event.result.output, "3")
+
+    def test_the_executor_default_applies_to_tools_that_do_not_say(self) -> None:
+        plain = at.tool(self.search)
+        self.assertEqual(
+            json.loads(self.call(plain, self.encoded(), lenient=True).result.output), self.good
+        )
+        refusing = at.tool(lenient=False)(self.search)
+        self.assertIsNotNone(self.call(refusing, self.encoded(), lenient=True).error)
+
+    def test_the_executor_repairs_a_hand_written_tool_with_a_schema(self) -> None:
+        seen: list[Any] = []
+
+        class Hand(Bare):
+            parameters = {"type": "object", "properties": {"q": {"type": "object"}}}
+
+            def execute(self, call: at.Call) -> at.Result:
+                seen.append(call.args)
+                return at.text("ok")
+
+        self.call(Hand(), {"q": '{"x": 1}'}, lenient=True)
+        self.assertEqual(seen, [{"q": {"x": 1}}])
+
+
+class _Terminal(io.StringIO):
+    """Standard input that says it is a terminal, holding what the person will type."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class TestCommandLineApproval(_Workspace):
+    """``python -m agenttool call`` asks the person at the terminal before a call that needs
+    approval runs; with no terminal to ask, the call is denied."""
+
+    SOURCE = textwrap.dedent(
+        """
+        import agenttool
+
+        @agenttool.tool(needs_approval=True)
+        def wipe(disk: str) -> str:
+            \"\"\"Wipe a disk.\"\"\"
+            return f"wiped {disk}"
+        """
+    )
+
+    def call(self, typed: Optional[str]) -> tuple[int, str, str]:
+        target = self.write("wiper_under_test.py", self.SOURCE)
+        out, err = io.StringIO(), io.StringIO()
+        old_stdin = sys.stdin
+        sys.stdin = _Terminal(typed) if typed is not None else io.StringIO("")
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = at.main(["call", target, "wipe", '{"disk": "sda"}'])
+        finally:
+            sys.stdin = old_stdin
+        return code, out.getvalue(), err.getvalue()
+
+    def test_a_yes_at_the_terminal_runs_the_call(self) -> None:
+        code, out, err = self.call("yes\n")
+        self.assertEqual((code, out), (0, "wiped sda\n"))
+        self.assertIn('run "wipe" with {"disk": "sda"}?', err)
+
+    def test_a_no_or_no_terminal_denies_it(self) -> None:
+        code, out, _ = self.call("n\n")
+        self.assertEqual(code, 1)
+        self.assertIn('Error: call to "wipe" was denied', out)
+        code, out, _ = self.call(None)
+        self.assertEqual(code, 1)
+        self.assertIn("needs approval", out)
 
 
 if __name__ == "__main__":

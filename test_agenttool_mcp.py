@@ -1997,5 +1997,100 @@ class TestFileTokenStoreAcrossProcesses(_Case):
                 self.assertEqual(json.load(fh)["tokens"]["access_token"], "fresh")
 
 
+class TestServedApprovalAndLeniency(_Case):
+    """A served tool that needs approval asks the MCP client through elicitation first; a
+    lenient one repairs its arguments before the server validates them."""
+
+    def setUp(self) -> None:
+        self.ran: list[str] = []
+
+        def delete(call: at.Call) -> at.Result:
+            path = (
+                json.loads(call.args)["path"] if isinstance(call.args, str) else call.args["path"]
+            )
+            self.ran.append(path)
+            return at.text(f"deleted {path}")
+
+        schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+        self.server = am.build_server(
+            [
+                at.new_func(
+                    "delete",
+                    "Deletes.",
+                    schema,
+                    delete,
+                    needs_approval=lambda args: args["path"].startswith("/etc"),
+                )
+            ]
+        )
+
+    def call(
+        self, path: str, action: str | None, mode: str = "auto"
+    ) -> tuple[bool, str, list[str]]:
+        from mcp import Client
+
+        questions: list[str] = []
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            questions.append(params.message)
+            return mt.ElicitResult(action=action or "cancel")
+
+        async def main() -> tuple[bool, str]:
+            callback = cast(Any, elicit) if action is not None else None
+            async with Client(self.server, mode=mode, elicitation_callback=callback) as client:
+                r = await client.call_tool("delete", {"path": path})
+                return bool(r.is_error), _text_of(r)
+
+        is_error, text = asyncio.run(main())
+        return is_error, text, questions
+
+    def test_an_accepted_question_runs_the_call_in_both_eras(self) -> None:
+        for mode in ("legacy", "auto"):
+            is_error, text, questions = self.call("/etc/hosts", "accept", mode)
+            self.assertEqual((is_error, text), (False, "deleted /etc/hosts"))
+            self.assertEqual(len(questions), 1)
+            self.assertIn('"delete"', questions[0])
+            self.assertIn("/etc/hosts", questions[0])
+        self.assertEqual(self.ran, ["/etc/hosts", "/etc/hosts"])
+
+    def test_a_declined_or_unaskable_call_is_an_error_and_never_runs(self) -> None:
+        is_error, text, _ = self.call("/etc/hosts", "decline")
+        self.assertTrue(is_error)
+        self.assertIn("not approved (decline)", text)
+        is_error, text, questions = self.call("/etc/hosts", None)  # no elicitation capability
+        self.assertTrue(is_error)
+        self.assertIn("not approved (cancel)", text)
+        self.assertEqual(questions, [])
+        self.assertEqual(self.ran, [])
+
+    def test_a_lenient_tool_stays_lenient_when_served(self) -> None:
+        from mcp import Client
+
+        @at.tool(lenient=True)
+        def total(numbers: list[int]) -> int:
+            """Add numbers."""
+            return sum(numbers)
+
+        strict = at.tool(name="strict_total")(total.fn)
+        server = am.build_server([total, strict])
+
+        async def main() -> list[tuple[bool, str]]:
+            async with Client(server) as client:
+                out = []
+                for name in ("total", "strict_total"):
+                    r = await client.call_tool(name, {"numbers": "[1, 2, 3]"})
+                    out.append((bool(r.is_error), _text_of(r)))
+                return out
+
+        (ok, text), (refused, error) = asyncio.run(main())
+        self.assertEqual((ok, text), (False, "6"))
+        self.assertTrue(refused)
+        self.assertIn("numbers: expected array", error)
+
+    def test_a_call_that_needs_no_approval_asks_nobody(self) -> None:
+        is_error, text, questions = self.call("/tmp/x", "decline")
+        self.assertEqual((is_error, text, questions), (False, "deleted /tmp/x", []))
+
+
 if __name__ == "__main__":
     unittest.main()
