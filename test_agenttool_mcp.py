@@ -1396,5 +1396,166 @@ class TokenStoreTest(_Case):
         self.assertIsNotNone(provider)
 
 
+# =============================================================================================
+# The client against servers that misbehave (issue 10)
+# =============================================================================================
+
+FAULTY = textwrap.dedent(
+    r'''
+    """A raw stdio MCP server (no SDK) with one fault per tool; legacy era only."""
+    import json
+    import sys
+
+    out = sys.stdout.buffer
+    state = {"list_error": False}
+
+
+    def send(obj, bad=b""):
+        out.write(json.dumps(obj).encode().replace(b"@BAD@", bad) + b"\n")
+        out.flush()
+
+
+    def error(mid, code, message):
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}})
+
+
+    def text(mid, value, bad=b""):
+        result = {"content": [{"type": "text", "text": value}]}
+        send({"jsonrpc": "2.0", "id": mid, "result": result}, bad)
+
+
+    NAMES = ("echo", "closed", "timeout", "bad_byte", "bad_line", "cut_sequence", "break_list")
+    TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in NAMES]
+    for line in sys.stdin.buffer:
+        msg = json.loads(line)
+        mid, method = msg.get("id"), msg.get("method")
+        if mid is None:
+            continue
+        if method == "initialize":
+            result = {
+                "protocolVersion": msg["params"]["protocolVersion"],
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "faulty", "version": "0"},
+            }
+            send({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "tools/list" and state["list_error"]:
+            error(mid, -32000, "the tool registry went away")
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+        elif method == "tools/call":
+            name = msg["params"]["name"]
+            if name == "closed":
+                error(mid, -32000, "the database went away")
+            elif name == "timeout":
+                error(mid, -32001, "upstream took too long")
+            elif name == "bad_byte":
+                text(mid, "caf@BAD@", b"\xff")
+            elif name == "bad_line":
+                out.write(b"\xfe\xff not even text\n")
+                text(mid, "after the noise")
+            elif name == "cut_sequence":
+                text(mid, "caf@BAD@", b"\xc3")
+            elif name == "break_list":
+                state["list_error"] = True
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                text(mid, "broken")
+            else:
+                text(mid, "ok")
+        else:
+            error(mid, -32601, "Method not found")
+    '''
+)
+
+
+class TestRemoteFaults(_Fixture):
+    """Faults on the server's side end in a clear error, never a dead connection or a hang."""
+
+    def faulty(self) -> list[str]:
+        path = os.path.join(self.tmp, "faulty.py")
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(FAULTY)
+        return [sys.executable, path]
+
+    def run_child(self, code: str) -> str:
+        """Run ``code`` in a child process bounded by WAIT: a hang fails, never blocks."""
+        try:
+            out = subprocess.run(
+                [sys.executable, "-c", textwrap.dedent(code), *self.faulty()],
+                env={**os.environ, **CHILD_ENV},
+                capture_output=True,
+                text=True,
+                timeout=WAIT,
+            )
+        except subprocess.TimeoutExpired:
+            self.fail("the client hung")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout + out.stderr
+
+    @_quiet("mcp")
+    def test_server_errors_keep_their_message_and_the_connection(self) -> None:
+        for timeout in (None, WAIT):
+            with am.connect(self.faulty(), timeout=timeout) as remote:
+                with self.assertRaises(am.RemoteError) as caught:
+                    remote.call("closed")
+                self.assertEqual(str(caught.exception), 'mcp: call "closed": the database went away')
+                self.assertFalse(remote.closed)
+                with self.assertRaises(am.RemoteError) as caught:
+                    remote.call("timeout")
+                self.assertEqual(str(caught.exception), 'mcp: call "timeout": upstream took too long')
+                self.assertFalse(remote.closed)
+                self.assertEqual(remote.call("echo").output, "ok")
+
+    @_quiet("mcp")
+    def test_server_error_on_a_refresh_keeps_the_connection(self) -> None:
+        errors: list[BaseException] = []
+        with am.connect(self.faulty(), on_refresh_error=errors.append) as remote:
+            self.assertEqual(remote.call("break_list").output, "broken")
+            with self.assertRaisesRegex(am.RemoteError, "the tool registry went away"):
+                remote.await_refresh(WAIT)
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("echo").output, "ok")
+        self.assertEqual(len(errors), 1)
+
+    def test_invalid_utf8_on_stdout_is_tolerated(self) -> None:
+        out = self.run_child(
+            """
+            import logging, sys
+            import agenttool_mcp as am
+            logging.disable(logging.CRITICAL)
+            with am.connect(sys.argv[1:]) as remote:
+                for name in ("bad_byte", "bad_line", "cut_sequence", "echo"):
+                    print(name, repr(remote.call(name).output), remote.closed)
+            """
+        )
+        self.assertIn("bad_byte 'caf\\ufffd' False", out)
+        self.assertIn("bad_line 'after the noise' False", out)
+        self.assertIn("cut_sequence 'caf\\ufffd' False", out)
+        self.assertIn("echo 'ok' False", out)
+
+    def test_connect_timeout_leaves_nothing_unretrieved(self) -> None:
+        out = self.run_child(
+            """
+            import gc, sys
+            import agenttool_mcp as am
+            silent = [sys.executable, "-c", "import time; time.sleep(60)"]
+            for attempt in range(2):
+                try:
+                    am.connect(silent, connect_timeout=0.2)
+                except am.RemoteError as exc:
+                    print(exc)
+                gc.collect()
+            """
+        )
+        self.assertIn("mcp: connect: no answer within 0.2s", out)
+        self.assertNotIn("never retrieved", out)
+
+    def test_connect_timeout_defaults_to_30s(self) -> None:
+        import inspect
+
+        for fn in (am.connect, am.aconnect):
+            self.assertEqual(inspect.signature(fn).parameters["connect_timeout"].default, 30.0)
+
+
 if __name__ == "__main__":
     unittest.main()
