@@ -431,9 +431,9 @@ class InMemoryTest(_Case):
         self.assertEqual(
             ann,
             at.Annotations(
-                title="Add", read_only=True, destructive=True, idempotent=None, open_world=True
+                title="Add", read_only=True, destructive=False, idempotent=None, open_world=True
             ),
-        )
+        )  # a read-only tool is not destructive, whatever the (absent) destructive hint
         self.assertIsNone(at.annotations_of(tools["d__hang"]))
         self.assertTrue(at.is_sequential(tools["d__steps"]))  # the server's _meta
         self.assertTrue(at.is_sequential(tools["d__who"]))  # the host's option
@@ -1498,11 +1498,15 @@ class TestRemoteFaults(_Fixture):
             with am.connect(self.faulty(), timeout=timeout) as remote:
                 with self.assertRaises(am.RemoteError) as caught:
                     remote.call("closed")
-                self.assertEqual(str(caught.exception), 'mcp: call "closed": the database went away')
+                self.assertEqual(
+                    str(caught.exception), 'mcp: call "closed": the database went away'
+                )
                 self.assertFalse(remote.closed)
                 with self.assertRaises(am.RemoteError) as caught:
                     remote.call("timeout")
-                self.assertEqual(str(caught.exception), 'mcp: call "timeout": upstream took too long')
+                self.assertEqual(
+                    str(caught.exception), 'mcp: call "timeout": upstream took too long'
+                )
                 self.assertFalse(remote.closed)
                 self.assertEqual(remote.call("echo").output, "ok")
 
@@ -1525,7 +1529,7 @@ class TestRemoteFaults(_Fixture):
             logging.disable(logging.CRITICAL)
             with am.connect(sys.argv[1:]) as remote:
                 for name in ("bad_byte", "bad_line", "cut_sequence", "echo"):
-                    print(name, repr(remote.call(name).output), remote.closed)
+                    print(name, ascii(remote.call(name).output), remote.closed)
             """
         )
         self.assertIn("bad_byte 'caf\\ufffd' False", out)
