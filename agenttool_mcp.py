@@ -1375,6 +1375,16 @@ class AsyncRemote:
         self._tools = list(by_name.values())
         self._by_name = by_name
 
+    async def _relist(self) -> None:
+        """List the tools again; when the server forgot the session, a new one lists them."""
+        generation = self._generation
+        try:
+            await self._list_all()
+        except RemoteError:
+            if self._expired != generation or self._closed:
+                raise
+            await self._renew(generation)
+
     def _require(self) -> Client:
         if self._closed or self._client is None:
             raise RemoteError(self._close_error)
@@ -1401,7 +1411,7 @@ class AsyncRemote:
         while self._applied < self._seen and not self._closed:
             target = self._seen
             try:
-                await self._list_all()
+                await self._relist()
             except Exception as exc:
                 self._refresh_error = exc
                 self._report_refresh_error(exc)
@@ -1431,7 +1441,7 @@ class AsyncRemote:
         assert self._changed is not None
         async with self._changed:
             target = self._seen
-        await self._list_all()
+        await self._relist()
         self._refresh_error = None
         async with self._changed:
             self._applied = max(self._applied, target)

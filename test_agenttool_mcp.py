@@ -1561,5 +1561,53 @@ class TestRemoteFaults(_Fixture):
             self.assertEqual(inspect.signature(fn).parameters["connect_timeout"].default, 30.0)
 
 
+class TestSessionRestart(_Fixture):
+    """A server restarted behind the same address forgot the session: the client starts a new
+    one and sends the request again, once (the spec's MUST on HTTP 404)."""
+
+    def serve_at(self, port: int) -> Callable[[], None]:
+        proc = subprocess.Popen(
+            [*self.serve_command(), "--http", f"127.0.0.1:{port}"],
+            env={**os.environ, **CHILD_ENV},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        announced = any(line.startswith("agenttool_mcp: serving at ") for line in proc.stderr)
+        drain = threading.Thread(target=proc.stderr.read, daemon=True)  # a full pipe blocks it
+        drain.start()
+
+        def stop() -> None:  # a crash: the session dies with the process
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(WAIT)
+            drain.join(WAIT)
+            assert proc.stderr is not None
+            proc.stderr.close()
+
+        self.addCleanup(stop)
+        self.assertTrue(announced, "the HTTP server never announced itself")
+        return stop
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_restarted_server_gets_a_new_session(self) -> None:
+        for era in ("legacy", "auto"):
+            port = _free_port()
+            stop = self.serve_at(port)
+            with am.connect(url=f"http://127.0.0.1:{port}/mcp", era=era) as remote:
+                self.assertEqual(remote.call("upper", {"text": "a"}).output, "A")
+                stop()
+                stop = self.serve_at(port)
+                self.assertEqual(remote.call("upper", {"text": "b"}).output, "B", era)
+                self.assertEqual(_run_one(remote.lookup("upper"), '{"text": "c"}').output, "C")
+                stop()
+                stop = self.serve_at(port)
+                remote.refresh()  # a listing renews the session too
+                self.assertIn("upper", [t.name for t in remote.tools()])
+                self.assertFalse(remote.closed)
+
+
 if __name__ == "__main__":
     unittest.main()
