@@ -1609,5 +1609,222 @@ class TestSessionRestart(_Fixture):
                 self.assertFalse(remote.closed)
 
 
+def _mcpserver(*names: str, **annotations: Any) -> Any:
+    """An SDK ``MCPServer`` with one tool per name, each answering its own name."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("sdk-names")
+    for name in names:
+
+        def answer(name: str = name) -> str:
+            return name
+
+        server.add_tool(answer, name=name, description=f"Answers {name}.", structured_output=False)
+    for name, ann in annotations.items():
+        server.add_tool(
+            lambda: "ok",
+            name=name,
+            annotations=mt.ToolAnnotations(**ann),
+            structured_output=False,
+        )
+    return server
+
+
+class TestRemoteNames(_Case):
+    """MCP allows names providers refuse: each gets a deterministic local name (or the host's
+    own, ``rename``), two tools never share one, and calls reach the remote name."""
+
+    long = "very.long." + "x" * 110  # 120 characters, MCP's limit is 128
+
+    @_quiet("mcp")
+    def test_local_names_keep_the_remote_names(self) -> None:
+        server = _mcpserver("files.read", "ok-name_1", self.long, "a b/c")
+        with am.connect(server=server) as remote:
+            names = [t.name for t in remote.tools()]
+            self.assertEqual(names[:2], ["files_read", "ok-name_1"])
+            self.assertEqual(names[3], "a_b_c")
+            cut = names[2]
+            self.assertEqual(len(cut), 64)
+            self.assertTrue(cut.startswith("very_long_xxx"), cut)
+            self.assertRegex(cut, r"^[a-zA-Z0-9_-]{1,64}$")
+            for name in names:
+                self.assertEqual(remote.call(name).output, remote.lookup(name).remote_name)
+            self.assertEqual(remote.call("files_read").output, "files.read")
+            self.assertEqual(_run_one(remote.lookup(cut), "").output, self.long)
+        with am.connect(server=server, prefix="fs.v1") as remote:
+            self.assertEqual(remote.tools()[0].name, "fs_v1__files_read")
+        # the same long name gets the same local name every time; another one another
+        other = _mcpserver(self.long[:-1] + "y")
+        with am.connect(server=server) as a, am.connect(server=other) as b:
+            self.assertNotEqual(a.tools()[2].name, b.tools()[0].name)
+            self.assertEqual(a.tools()[2].name[:-8], b.tools()[0].name[:-8])
+
+    def test_rename_and_collisions(self) -> None:
+        server = _mcpserver("a.b", "a_b")
+        with self.assertRaises(am.RemoteError) as caught:
+            am.connect(server=server)
+        message = str(caught.exception)
+        self.assertIn('"a.b" and "a_b"', message)
+        self.assertIn('"a_b"', message)
+        self.assertIn("rename", message)
+        with am.connect(server=server, rename={"a.b": "dotted"}) as remote:
+            self.assertEqual([t.name for t in remote.tools()], ["dotted", "a_b"])
+            self.assertEqual(remote.call("dotted").output, "a.b")
+            self.assertEqual(remote.call("a_b").output, "a_b")
+        # a rename onto another tool's name is the same clear error
+        with self.assertRaisesRegex(am.RemoteError, '"a.b" and "a_b" would both be named'):
+            am.connect(server=server, rename={"a_b": "a_b", "a.b": "a_b"})
+        with self.assertRaisesRegex(ValueError, 'rename: "a.b" to "no.dots"'):
+            am.connect(server=server, rename={"a.b": "no.dots"})
+
+    def test_read_only_is_never_destructive(self) -> None:
+        server = _mcpserver(
+            ro={"read_only_hint": True},
+            ro_claims_destructive={"read_only_hint": True, "destructive_hint": True},
+            writer={"read_only_hint": False},
+            silent={"title": "Silent"},
+            gentle={"destructive_hint": False},
+        )
+        with am.connect(server=server) as remote:
+            got = {
+                t.name: (a.read_only, a.destructive)
+                for t in remote.tools()
+                if (a := at.annotations_of(t)) is not None
+            }
+        self.assertEqual(
+            got,
+            {
+                "ro": (True, False),
+                "ro_claims_destructive": (True, False),
+                "writer": (False, True),
+                "silent": (None, True),
+                "gentle": (None, False),
+            },
+        )
+
+
+class TestRemoteTimeouts(_Case):
+    """``timeout`` is an idle limit each progress notification starts again; ``max_timeout``
+    bounds the whole call whatever its progress."""
+
+    def setUp(self) -> None:
+        self.cancelled = threading.Event()
+
+        def slow_steps(call: at.Call) -> at.Result:
+            for i in range(8):
+                at.progress(f"step {i}", progress=i, total=8)
+                if at.cancel_event().wait(0.3):
+                    break
+            return at.text("all steps")
+
+        def ticker(call: at.Call) -> at.Result:
+            while not at.cancel_event().wait(0.1):
+                at.progress("tick")
+            self.cancelled.set()
+            return at.text("stopped")
+
+        self.server = am.build_server(
+            [
+                at.new_func("slow_steps", "Slow.", None, slow_steps),
+                at.new_func("ticker", "Ticks.", None, ticker),
+                at.new_func("quick", "Quick.", None, lambda call: at.text("quick")),
+            ]
+        )
+
+    def test_progress_keeps_a_call_alive_past_its_timeout(self) -> None:
+        for era in ("legacy", "auto"):
+            with am.connect(server=self.server, timeout=1.5, era=era) as remote:
+                self.assertEqual(remote.call("slow_steps").output, "all steps")
+                event = _run_one(remote.lookup("slow_steps"), "")
+                self.assertEqual(event.output, "all steps")
+                self.assertEqual(len(event.progress), 8)
+
+    def test_max_timeout_ends_a_call_that_keeps_reporting(self) -> None:
+        with am.connect(server=self.server, timeout=WAIT, max_timeout=1) as remote:
+            with self.assertRaises(am.RemoteError) as caught:
+                remote.call("ticker")
+            self.assertEqual(
+                str(caught.exception), 'mcp: call "ticker": not done within 1s (max_timeout)'
+            )
+            self.assertTrue(self.cancelled.wait(WAIT), "the server's tool never saw the cancel")
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("quick").output, "quick")
+
+    def test_bad_limits_refused(self) -> None:
+        for kw in ({"timeout": 0}, {"max_timeout": -1}, {"era": "2024-11-05"}):
+            with self.assertRaises(ValueError):
+                am.connect(server=self.server, **cast(Any, kw))
+
+
+class TestRemoteEras(_Case):
+    """The client speaks 2026-07-28 where the server offers it and the legacy handshake
+    otherwise (``era=`` forces one); list changes reach ``await_refresh`` in both eras."""
+
+    def ours(self) -> Any:
+        server: Any = None
+
+        def grow(call: at.Call) -> at.Result:
+            am.set_tools(server, [*tools, at.new_func("extra", "New.", None, grow)])
+            return at.text("grown")
+
+        def steps(call: at.Call) -> at.Result:
+            at.progress("half", progress=1, total=2)
+            return at.text("done")
+
+        tools = [
+            at.new_func("grow", "Adds a tool.", None, grow),
+            at.new_func("steps", "S.", None, steps, annotations=at.Annotations(read_only=True)),
+        ]
+        server = am.build_server(tools, name="ours")
+        return server
+
+    def theirs(self) -> Any:
+        from mcp.server.mcpserver import Context, MCPServer
+        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+        server = MCPServer("theirs")
+
+        async def grow(ctx: Context) -> str:
+            """Adds a tool."""
+            server.add_tool(lambda: "new", name="extra", structured_output=False)
+            if ctx.request_context.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await ctx.notify_tools_changed()
+            else:
+                await ctx.request_context.session.send_tool_list_changed()
+            return "grown"
+
+        async def steps(ctx: Context) -> str:
+            """Steps."""
+            await ctx.report_progress(1, 2, "half")
+            return "done"
+
+        for fn in (grow, steps):  # this module's string annotations cannot see Context
+            fn.__annotations__ = {"ctx": Context, "return": str}
+        server.add_tool(grow, structured_output=False)
+        read_only = mt.ToolAnnotations(read_only_hint=True)  # no wait for a list change
+        server.add_tool(steps, structured_output=False, annotations=read_only)
+        return server
+
+    def check(self, server: Any, era: str, expected: str) -> None:
+        with am.connect(server=server, era=era, notification_grace=WAIT) as remote:
+            self.assertEqual(remote.protocol_version == "2026-07-28", expected == "modern", era)
+            event = _run_one(remote.lookup("steps"), "")
+            self.assertEqual((event.output, [p.output for p in event.progress]), ("done", ["half"]))
+            self.assertNotIn("extra", [t.name for t in remote.tools()])
+            self.assertEqual(remote.call("grow").output, "grown")
+            remote.await_refresh(WAIT)
+            self.assertIn("extra", [t.name for t in remote.tools()], (era, server))
+
+    @_quiet("mcp")
+    def test_our_server_in_both_eras(self) -> None:
+        for era, expected in (("auto", "modern"), ("legacy", "legacy"), ("2026-07-28", "modern")):
+            self.check(self.ours(), era, expected)
+
+    @_quiet("mcp")
+    def test_sdk_mcpserver_in_both_eras(self) -> None:
+        for era, expected in (("auto", "modern"), ("legacy", "legacy")):
+            self.check(self.theirs(), era, expected)
+
+
 if __name__ == "__main__":
     unittest.main()
