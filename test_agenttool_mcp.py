@@ -1096,6 +1096,7 @@ class EverythingTest(_Case):
         stderr = open(os.devnull, "w")  # noqa: SIM115
         self.addCleanup(stderr.close)
         with am.connect(["node", everything, "stdio"], prefix="every", stderr=stderr) as remote:
+            self.assertEqual(remote.protocol_version, "2025-11-25")  # era="auto" fell back
             tools = at.ToolSet(remote.tools())
             self.assertIsNotNone(tools.lookup("every__echo"))
             echo = _run_one(tools.lookup("every__echo"), '{"message": "hi"}')
@@ -1485,7 +1486,7 @@ class TestRemoteFaults(_Fixture):
         """Run ``code`` in a child process bounded by WAIT: a hang fails, never blocks."""
         try:
             out = subprocess.run(
-                [sys.executable, "-c", textwrap.dedent(code), *self.faulty()],
+                [sys.executable, "-X", "dev", "-c", textwrap.dedent(code), *self.faulty()],
                 env={**os.environ, **CHILD_ENV},
                 capture_output=True,
                 text=True,
@@ -1547,15 +1548,17 @@ class TestRemoteFaults(_Fixture):
             import gc, sys
             import agenttool_mcp as am
             silent = [sys.executable, "-c", "import time; time.sleep(60)"]
-            for attempt in range(2):
+            failing = [sys.executable, "-c", "import sys; sys.exit(1)"]
+            for command in (silent, silent, failing):
                 try:
-                    am.connect(silent, connect_timeout=0.2)
+                    am.connect(command, connect_timeout=0.2 if command is silent else 30)
                 except am.RemoteError as exc:
                     print(exc)
                 gc.collect()
             """
         )
         self.assertIn("mcp: connect: no answer within 0.2s", out)
+        self.assertIn("mcp: connect: Connection closed", out)
         self.assertNotIn("never retrieved", out)
 
     def test_connect_timeout_defaults_to_30s(self) -> None:
@@ -1828,6 +1831,26 @@ class TestRemoteEras(_Case):
     def test_sdk_mcpserver_in_both_eras(self) -> None:
         for era, expected in (("auto", "modern"), ("legacy", "legacy")):
             self.check(self.theirs(), era, expected)
+
+
+class TestRemoteOptions(_Case):
+    """The host's per-tool options find a tool by its remote or its local name."""
+
+    def test_options_by_remote_or_local_name(self) -> None:
+        server = _mcpserver("files.read", "files.write", "net.get")
+        with am.connect(
+            server=server,
+            rename={"net.get": "fetch"},
+            sequential=["files.write"],
+            resources={"files_read": "disk"},
+            confined={"fetch": lambda args: (True, "the network")},
+        ) as remote:
+            read, write, fetch = (remote.lookup(n) for n in ("files_read", "files_write", "fetch"))
+            self.assertEqual(at.resource_of(read), "disk")
+            self.assertTrue(at.is_sequential(write))
+            self.assertFalse(at.is_sequential(read))
+            self.assertEqual(at.confined_by(fetch, {}), (True, "the network"))
+            self.assertEqual(at.confined_by(read, {}), (False, ""))
 
 
 if __name__ == "__main__":
