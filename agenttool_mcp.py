@@ -1085,6 +1085,8 @@ class AsyncRemote:
         self._expired = 0  # the generation whose session the server answered 404 for
         self._renewed: asyncio.Future[None] | None = None  # set while a new session starts
         self._listening = False  # a modern-era subscriptions/listen stream is open
+        self._listener: asyncio.Task[None] | None = None  # the task that follows it
+        self._relisten = False  # the stream was lost: open it again after a call succeeds
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -1131,7 +1133,6 @@ class AsyncRemote:
 
         When the server forgot the session (HTTP 404), ``_renew`` wakes this task, which hangs
         up and opens a new session in the same task."""
-        import asyncio
         import contextlib
 
         assert self._stop is not None
@@ -1143,7 +1144,8 @@ class AsyncRemote:
                         await self._make_client(stack, generation)
                     )
                     self._client, self._generation = client, generation
-                    listener = await self._start_listener(client)
+                    self._relisten = False
+                    await self._start_listener(client)
                     try:
                         await self._list_all()
                         if not ready.done():
@@ -1152,9 +1154,7 @@ class AsyncRemote:
                             self._renewed.set_result(None)
                         await self._stop.wait()
                     finally:
-                        if listener is not None:
-                            listener.cancel()
-                            await asyncio.gather(listener, return_exceptions=True)
+                        await self._stop_listener()
                 if self._closed or self._renewed is None or self._renewed.done():
                     break
                 self._stop.clear()
@@ -1187,39 +1187,54 @@ class AsyncRemote:
         if self._closed:
             raise RemoteError(self._close_error)
 
-    async def _start_listener(self, client: Client) -> asyncio.Task[None] | None:
+    async def _start_listener(self, client: Client) -> None:
         """On the modern era, follow tool-list changes on a ``subscriptions/listen`` stream.
 
         Returns once the server acknowledged the stream (or refused it: then changes are seen
-        only on ``refresh()``), so no change made after connecting is missed."""
+        only on ``refresh()``), so no change made after connecting is missed.  A stream lost
+        later (a server restarted behind the same URL) is opened again after the next call
+        that succeeds (proof the server is back), and the tools listed again: nothing is
+        replayed.  Trying sooner could meet the server down, which ends the SDK's connection."""
         import asyncio
+        import logging
 
         from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return None
+            return
         assert self._loop is not None
         acked: asyncio.Future[None] = self._loop.create_future()
+        again = self._relisten
+        self._relisten = False
 
         async def follow() -> None:
             try:
                 async with client.listen(tools_list_changed=True) as events:
                     self._listening = True
                     acked.set_result(None)
+                    if again:
+                        await self._note_change()  # what changed while it was lost
                     async for _event in events:
                         await self._note_change()
-            except Exception as exc:  # no listen on this server, or the stream was lost
-                import logging
-
+            except Exception as exc:
                 logging.getLogger("agenttool_mcp").debug("tools/list_changed stream: %s", exc)
+                # refused at once: this server has no listen; lost later: open it again
+                self._relisten = acked.done() and not _connection_ended(client, exc)
             finally:
                 self._listening = False
                 if not acked.done():
                     acked.set_result(None)
 
-        task = asyncio.ensure_future(follow())
+        self._listener = asyncio.ensure_future(follow())
         await asyncio.shield(acked)
-        return task
+
+    async def _stop_listener(self) -> None:
+        import asyncio
+
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            await asyncio.gather(listener, return_exceptions=True)
 
     async def _make_client(self, stack: Any, generation: int) -> Client:
         from mcp import Client
@@ -1577,6 +1592,8 @@ class AsyncRemote:
                 self._calls.discard(task)
         if result is None:
             raise RemoteError(f'mcp: call "{tool.remote_name}": mcp: empty result')
+        if self._relisten and self._client is not None:
+            await self._start_listener(self._client)
         await self._settle(tool, seen_before)
         if result.is_error:
             details: Any = result

@@ -1572,18 +1572,27 @@ class TestSessionRestart(_Fixture):
     """A server restarted behind the same address forgot the session: the client starts a new
     one and sends the request again, once (the spec's MUST on HTTP 404)."""
 
-    def serve_at(self, port: int) -> Callable[[], None]:
+    def serve_at(self, port: int, command: list[str] | None = None) -> Callable[[], None]:
+        """Serve over HTTP on ``port`` (the fixture, or ``command`` given the port); a stop."""
         proc = subprocess.Popen(
-            [*self.serve_command(), "--http", f"127.0.0.1:{port}"],
+            command or [*self.serve_command(), "--http", f"127.0.0.1:{port}"],
             env={**os.environ, **CHILD_ENV},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
         )
         assert proc.stderr is not None
-        announced = any(line.startswith("agenttool_mcp: serving at ") for line in proc.stderr)
         drain = threading.Thread(target=proc.stderr.read, daemon=True)  # a full pipe blocks it
         drain.start()
+        announced = False
+        for _ in range(int(WAIT / 0.05)):  # until the port takes connections
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    announced = True
+                    break
+            if proc.poll() is not None:
+                break
+            threading.Event().wait(0.05)
 
         def stop() -> None:  # a crash: the session dies with the process
             if proc.poll() is None:
@@ -1614,6 +1623,51 @@ class TestSessionRestart(_Fixture):
                 remote.refresh()  # a listing renews the session too
                 self.assertIn("upper", [t.name for t in remote.tools()])
                 self.assertFalse(remote.closed)
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_list_changes_followed_across_a_restart(self) -> None:
+        """On 2026-07-28 the listen stream lost with the server is opened again."""
+        script = os.path.join(self.tmp, "theirs_http.py")
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(THEIRS_HTTP)
+        port = _free_port()
+        command = [sys.executable, script, str(port)]
+        stop = self.serve_at(port, command)
+        url = f"http://127.0.0.1:{port}/mcp"
+        with am.connect(url=url, notification_grace=WAIT) as remote:
+            self.assertEqual(remote.protocol_version, "2026-07-28")
+            stop()
+            stop = self.serve_at(port, command)
+            self.assertEqual(remote.call("grow").output, "grown")
+            for _ in range(int(WAIT / 0.05)):
+                remote.await_refresh(WAIT)
+                if "extra" in [t.name for t in remote.tools()]:
+                    break
+                threading.Event().wait(0.05)
+            self.assertIn("extra", [t.name for t in remote.tools()])
+
+
+THEIRS_HTTP = textwrap.dedent(
+    """
+    import sys
+
+    from mcp.server.mcpserver import Context, MCPServer
+
+    server = MCPServer("theirs")
+
+
+    @server.tool(structured_output=False)
+    async def grow(ctx: Context) -> str:
+        \"\"\"Adds a tool.\"\"\"
+        server.add_tool(lambda: "new", name="extra", structured_output=False)
+        await ctx.notify_tools_changed()
+        return "grown"
+
+
+    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    """
+)
 
 
 def _mcpserver(*names: str, **annotations: Any) -> Any:
