@@ -1907,5 +1907,43 @@ class TestRemoteOptions(_Case):
             self.assertEqual(at.confined_by(read, {}), (False, ""))
 
 
+class TestRemoteMisuse(_Case):
+    """A host's mistake with the client API gets a clear error, before anything connects."""
+
+    def setUp(self) -> None:
+        self.server = am.build_server([at.new_func("x", "X.", None, lambda c: at.text("x"))])
+
+    def test_bad_targets_refused(self) -> None:
+        for kw in ({}, {"command": []}, {"url": "http://127.0.0.1:1/mcp", "server": self.server}):
+            with self.assertRaisesRegex(ValueError, "exactly one of"):
+                am.connect(**cast(Any, kw))
+        with self.assertRaisesRegex(ValueError, "non-empty list"):
+            am.connect(cast(Any, "python server.py"))
+
+    def test_async_misuse(self) -> None:
+        async def main() -> tuple[str, str]:
+            async with am.aconnect(server=self.server) as remote:
+                with self.assertRaises(RuntimeError) as twice:
+                    await remote.open()
+                with self.assertRaises(RuntimeError) as on_loop:
+                    remote.tools()[0].execute(at.Call("c", {}))
+                return str(twice.exception), str(on_loop.exception)
+
+        twice, on_loop = asyncio.run(main())
+        self.assertEqual(twice, "this remote is already open")
+        self.assertIn("execute() was called on the connection's own event loop", on_loop)
+
+    def test_closed_remote_says_so(self) -> None:
+        remote = am.connect(server=self.server)
+        tool = remote.lookup("x")
+        remote.close()
+        self.assertTrue(remote.closed)
+        self.assertIsNone(remote.protocol_version)
+        for name in ("x", "nope"):
+            with self.assertRaisesRegex(am.RemoteError, "mcp: connection closed$"):
+                remote.call(name)
+        self.assertEqual(_error_text(_run_one(tool, "")), 'mcp: call "x": mcp: connection closed')
+
+
 if __name__ == "__main__":
     unittest.main()
