@@ -1412,7 +1412,7 @@ FAULTY = textwrap.dedent(
     import sys
 
     out = sys.stdout.buffer
-    state = {"list_error": False}
+    state = {"list_error": False, "endless_pages": False}
 
 
     def send(obj, bad=b""):
@@ -1429,7 +1429,10 @@ FAULTY = textwrap.dedent(
         send({"jsonrpc": "2.0", "id": mid, "result": result}, bad)
 
 
-    NAMES = ("echo", "closed", "timeout", "bad_byte", "bad_line", "cut_sequence", "break_list")
+    NAMES = (
+        "echo", "closed", "timeout", "bad_byte", "bad_line", "cut_sequence", "break_list",
+        "endless_pages",
+    )
     TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in NAMES]
     for line in sys.stdin.buffer:
         msg = json.loads(line)
@@ -1445,6 +1448,9 @@ FAULTY = textwrap.dedent(
             send({"jsonrpc": "2.0", "id": mid, "result": result})
         elif method == "tools/list" and state["list_error"]:
             error(mid, -32000, "the tool registry went away")
+        elif method == "tools/list" and state["endless_pages"]:
+            result = {"tools": TOOLS, "nextCursor": "again"}
+            send({"jsonrpc": "2.0", "id": mid, "result": result})
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
         elif method == "tools/call":
@@ -1460,6 +1466,9 @@ FAULTY = textwrap.dedent(
                 text(mid, "after the noise")
             elif name == "cut_sequence":
                 text(mid, "caf@BAD@", b"\xc3")
+            elif name == "endless_pages":
+                state["endless_pages"] = True
+                text(mid, "endless")
             elif name == "break_list":
                 state["list_error"] = True
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -1525,6 +1534,15 @@ class TestRemoteFaults(_Fixture):
             self.assertFalse(remote.closed)
             self.assertEqual(remote.call("echo").output, "ok")
         self.assertEqual(len(errors), 1)
+
+    def test_endless_pages_end_in_an_error(self) -> None:
+        with am.connect(self.faulty()) as remote:
+            self.assertEqual(remote.call("endless_pages").output, "endless")
+            with self.assertRaisesRegex(am.RemoteError, "the server repeated cursor 'again'"):
+                remote.refresh()
+            self.assertFalse(remote.closed)
+            self.assertIn("echo", [t.name for t in remote.tools()])  # the old snapshot stays
+            self.assertEqual(remote.call("echo").output, "ok")
 
     def test_invalid_utf8_on_stdout_is_tolerated(self) -> None:
         out = self.run_child(
