@@ -1124,9 +1124,14 @@ class AsyncRemote:
                 raise RemoteError(
                     f"mcp: connect: no answer within {self._opts.connect_timeout:g}s"
                 ) from None
+            forced = ""
+            if self._opts.era not in ("auto", "legacy"):
+                forced = (
+                    f' (era="{self._opts.era}" was forced; "auto" speaks what the server offers)'
+                )
             if isinstance(exc, RemoteError):
-                raise
-            raise RemoteError(f"mcp: connect: {_describe(exc)}") from exc
+                raise RemoteError(f"{exc}{forced}") from exc.__cause__
+            raise RemoteError(f"mcp: connect: {_describe(exc)}{forced}") from exc
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         """Own the SDK client for the connection's life (anyio needs one task for both ends).

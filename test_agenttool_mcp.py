@@ -1535,6 +1535,13 @@ class TestRemoteFaults(_Fixture):
             self.assertEqual(remote.call("echo").output, "ok")
         self.assertEqual(len(errors), 1)
 
+    def test_forced_era_the_server_lacks_says_so(self) -> None:
+        with self.assertRaisesRegex(am.RemoteError, 'era="2026-07-28" was forced') as caught:
+            am.connect(self.faulty(), era="2026-07-28", connect_timeout=WAIT)
+        self.assertTrue(str(caught.exception).startswith("mcp: connect: "))
+        with am.connect(self.faulty(), era="auto") as remote:  # the legacy fallback
+            self.assertEqual(remote.protocol_version, "2025-11-25")
+
     def test_endless_pages_end_in_an_error(self) -> None:
         with am.connect(self.faulty()) as remote:
             self.assertEqual(remote.call("endless_pages").output, "endless")
