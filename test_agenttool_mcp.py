@@ -1970,5 +1970,15 @@ class TestRemoteMisuse(_Case):
         self.assertEqual(_error_text(_run_one(tool, "")), 'mcp: call "x": mcp: connection closed')
 
 
+class TestInMemoryLegacyEra(InMemoryTest):
+    """InMemoryTest again on the legacy handshake (``era="auto"`` picks 2026-07-28 there), so
+    questions, cancellation and list changes stay tested on server-to-client requests too."""
+
+    def connect(self, **kw: Any) -> am.Remote:
+        remote = super().connect(era="legacy", **kw)
+        self.assertEqual(remote.protocol_version, "2025-11-25")
+        return remote
+
+
 if __name__ == "__main__":
     unittest.main()
