@@ -1180,7 +1180,8 @@ class AsyncRemote:
             self._fail_flights()
 
     async def _renew(self, generation: int) -> None:
-        """Replace the session ``generation`` with a new one (once) and wait until it is ready."""
+        """Replace the session ``generation`` with a new one (once) and wait until it is ready,
+        as long as ``connect_timeout`` allows; past it the connection is over."""
         import asyncio
 
         assert self._stop is not None and self._loop is not None
@@ -1188,7 +1189,14 @@ class AsyncRemote:
             self._renewed = self._loop.create_future()
             self._stop.set()
         if self._renewed is not None:
-            await asyncio.shield(self._renewed)
+            limit = self._opts.connect_timeout
+            try:
+                await asyncio.wait_for(asyncio.shield(self._renewed), limit)
+            except asyncio.TimeoutError:
+                if not self._closed:
+                    self._lost(f"mcp: connection lost: no new session within {limit:g}s")
+                    if self._holder is not None:
+                        self._holder.cancel()  # stuck opening the new session
         if self._closed:
             raise RemoteError(self._close_error)
 
@@ -1305,10 +1313,10 @@ class AsyncRemote:
             except BaseException:
                 pass
 
-    def _lost(self) -> None:
+    def _lost(self, message: str = _LOST) -> None:
         """The server hung up: fail what is in flight and later calls, and clean up."""
         self._closed = True
-        self._close_error = _LOST
+        self._close_error = message
         for task in list(self._calls):
             if task is not _current_task():
                 task.cancel()

@@ -1651,6 +1651,52 @@ class TestSessionRestart(_Fixture):
 
     @_quiet("mcp")
     @_quiet("httpx2")
+    def test_restarted_server_that_stays_silent_closes_the_remote(self) -> None:
+        """A new session that never opens ends the connection after ``connect_timeout``."""
+        import http.server
+
+        release = threading.Event()
+        self.addCleanup(release.set)
+
+        class ForgetfulThenSilent(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                if self.headers.get("mcp-session-id"):
+                    self.send_response(404)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                else:
+                    release.wait(WAIT)  # the new session's handshake: no answer
+
+            def do_DELETE(self) -> None:
+                self.send_response(404)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        port = _free_port()
+        stop = self.serve_at(port)
+        with am.connect(
+            url=f"http://127.0.0.1:{port}/mcp", era="legacy", connect_timeout=1
+        ) as remote:
+            stop()
+            silent = http.server.ThreadingHTTPServer(("127.0.0.1", port), ForgetfulThenSilent)
+            silent.daemon_threads = True
+            threading.Thread(target=silent.serve_forever, daemon=True).start()
+            self.addCleanup(silent.server_close)
+            self.addCleanup(silent.shutdown)
+            with self.assertRaises(am.RemoteError) as caught:
+                remote.call("upper", {"text": "x"})
+            self.assertEqual(
+                str(caught.exception),
+                'mcp: call "upper": mcp: connection lost: no new session within 1s',
+            )
+            self.assertTrue(remote.closed)
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
     def test_list_changes_followed_across_a_restart(self) -> None:
         """On 2026-07-28 the listen stream lost with the server is opened again."""
         script = os.path.join(self.tmp, "theirs_http.py")
