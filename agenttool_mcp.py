@@ -1365,17 +1365,25 @@ class AsyncRemote:
     # --- listing and refresh ------------------------------------------------------------
 
     async def _list_all(self) -> None:
+        """List every page of tools, each page under ``timeout``, and name them locally."""
+        import asyncio
+
         import mcp.types as mt
 
         client = self._require()
         defs: list[mt.Tool] = []
         cursor: str | None = None
         seen_cursors: set[str] = set()
+        limit = self._opts.timeout
         try:
             while True:
-                page = await client.session.list_tools(
-                    params=mt.PaginatedRequestParams(cursor=cursor)
-                )
+                try:
+                    page = await asyncio.wait_for(
+                        client.session.list_tools(params=mt.PaginatedRequestParams(cursor=cursor)),
+                        limit,
+                    )
+                except asyncio.TimeoutError:
+                    raise RemoteError(f"mcp: list tools: no answer within {limit:g}s") from None
                 defs.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:

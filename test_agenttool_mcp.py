@@ -1412,7 +1412,7 @@ FAULTY = textwrap.dedent(
     import sys
 
     out = sys.stdout.buffer
-    state = {"list_error": False, "endless_pages": False}
+    state = {"list_error": False, "endless_pages": False, "silent_list": False}
 
 
     def send(obj, bad=b""):
@@ -1431,7 +1431,7 @@ FAULTY = textwrap.dedent(
 
     NAMES = (
         "echo", "closed", "timeout", "bad_byte", "bad_line", "cut_sequence", "break_list",
-        "endless_pages",
+        "endless_pages", "silent_list",
     )
     TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in NAMES]
     for line in sys.stdin.buffer:
@@ -1448,6 +1448,8 @@ FAULTY = textwrap.dedent(
             send({"jsonrpc": "2.0", "id": mid, "result": result})
         elif method == "tools/list" and state["list_error"]:
             error(mid, -32000, "the tool registry went away")
+        elif method == "tools/list" and state["silent_list"]:
+            pass  # never answered
         elif method == "tools/list" and state["endless_pages"]:
             result = {"tools": TOOLS, "nextCursor": "again"}
             send({"jsonrpc": "2.0", "id": mid, "result": result})
@@ -1466,6 +1468,10 @@ FAULTY = textwrap.dedent(
                 text(mid, "after the noise")
             elif name == "cut_sequence":
                 text(mid, "caf@BAD@", b"\xc3")
+            elif name == "silent_list":
+                state["silent_list"] = True
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                text(mid, "silent")
             elif name == "endless_pages":
                 state["endless_pages"] = True
                 text(mid, "endless")
@@ -1541,6 +1547,16 @@ class TestRemoteFaults(_Fixture):
         self.assertTrue(str(caught.exception).startswith("mcp: connect: "))
         with am.connect(self.faulty(), era="auto") as remote:  # the legacy fallback
             self.assertEqual(remote.protocol_version, "2025-11-25")
+
+    def test_unanswered_listing_ends_within_the_timeout(self) -> None:
+        errors: list[BaseException] = []
+        with am.connect(self.faulty(), timeout=0.5, on_refresh_error=errors.append) as remote:
+            self.assertEqual(remote.call("silent_list").output, "silent")
+            with self.assertRaisesRegex(am.RemoteError, "^mcp: list tools: no answer within 0.5s"):
+                remote.refresh()
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("echo").output, "ok")
+        self.assertIn("no answer within 0.5s", str(errors[0]))
 
     def test_endless_pages_end_in_an_error(self) -> None:
         with am.connect(self.faulty()) as remote:
