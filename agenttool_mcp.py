@@ -2074,12 +2074,13 @@ def connect(
     ``_``; an over-long name is cut and ends in a short hash); ``rename`` maps a remote name
     to the local name of your choice, and two tools that would share one name fail the
     listing.  ``elicitation`` offers the server form and URL questions, routed to the call's
-    elicitor.  ``timeout`` bounds the wait for a call's answer, started again by each
-    progress notification (None: no limit); ``max_timeout`` bounds the whole call whatever
-    its progress; ``connect_timeout`` the handshake.  ``era`` picks the protocol: ``"auto"``
-    speaks 2026-07-28 when the server offers it and the legacy handshake otherwise (as the
-    SDK's client does), ``"legacy"`` or ``"2026-07-28"`` force one.  Over HTTP, a server that
-    forgot the session (404 after a restart) gets a new one and the request once more.
+    elicitor.  ``timeout`` bounds the wait for the answer to a call (started again by each
+    progress notification) or to a page of the tool list (None: no limit); ``max_timeout``
+    bounds the whole call whatever its progress; ``connect_timeout`` the handshake (and a new
+    session).  ``era`` picks the protocol: ``"auto"`` speaks 2026-07-28 when the server offers
+    it and the legacy handshake otherwise (as the SDK's client does), ``"legacy"`` or
+    ``"2026-07-28"`` force one.  Over HTTP, a server that forgot the session (404 after a
+    restart) gets a new one and the request once more.
     """
     aio = aconnect(
         command,
