@@ -2042,5 +2042,20 @@ class TestInMemoryLegacyEra(InMemoryTest):
         return remote
 
 
+class TestEverythingLongCall(_Case):
+    """A long call of the npm reference server outlives ``timeout`` while it reports progress."""
+
+    def test_progress_resets_the_idle_timeout(self) -> None:
+        everything, _ = _node_peers()
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        with am.connect(["node", everything, "stdio"], stderr=stderr, timeout=2) as remote:
+            long = _run_one(
+                remote.lookup("trigger-long-running-operation"), '{"duration": 3, "steps": 6}'
+            )
+            self.assertIsNone(long.error)
+            self.assertEqual(len(long.progress), 6)
+
+
 if __name__ == "__main__":
     unittest.main()
