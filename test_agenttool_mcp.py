@@ -1995,7 +1995,8 @@ class TestRemoteOptions(_Case):
 
 
 class TestRemoteMisuse(_Case):
-    """A host's mistake with the client API gets a clear error, before anything connects."""
+    """The client API's edges: a host's mistake gets a clear error, a closed remote says so,
+    and a coroutine progress callback is awaited."""
 
     def setUp(self) -> None:
         self.server = am.build_server([at.new_func("x", "X.", None, lambda c: at.text("x"))])
@@ -2019,6 +2020,27 @@ class TestRemoteMisuse(_Case):
         twice, on_loop = asyncio.run(main())
         self.assertEqual(twice, "this remote is already open")
         self.assertIn("execute() was called on the connection's own event loop", on_loop)
+
+    def test_async_progress_callback_is_awaited(self) -> None:
+        def steps(call: at.Call) -> at.Result:
+            at.progress("one", progress=1, total=2)
+            at.progress("two", progress=2, total=2)
+            return at.text("done")
+
+        server = am.build_server([at.new_func("steps", "Steps.", None, steps)])
+
+        async def main() -> list[Any]:
+            seen: list[Any] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                await asyncio.sleep(0)
+                seen.append((p, total, message))
+
+            async with am.aconnect(server=server) as remote:
+                result = await remote.call("steps", on_progress=on_progress)
+            return [result.output, seen]
+
+        self.assertEqual(asyncio.run(main()), ["done", [(1, 2, "one"), (2, 2, "two")]])
 
     def test_closed_remote_says_so(self) -> None:
         remote = am.connect(server=self.server)
