@@ -1859,9 +1859,9 @@ class TestRemoteTimeouts(_Case):
         self.cancelled = threading.Event()
 
         def slow_steps(call: at.Call) -> at.Result:
-            for i in range(8):
+            for i in range(8):  # 3.2 s in all, 0.4 s between progress notifications
                 at.progress(f"step {i}", progress=i, total=8)
-                if at.cancel_event().wait(0.3):
+                if at.cancel_event().wait(0.4):
                     break
             return at.text("all steps")
 
@@ -1880,12 +1880,12 @@ class TestRemoteTimeouts(_Case):
         )
 
     def test_progress_keeps_a_call_alive_past_its_timeout(self) -> None:
-        for era in ("legacy", "auto"):
-            with am.connect(server=self.server, timeout=1.5, era=era) as remote:
-                self.assertEqual(remote.call("slow_steps").output, "all steps")
-                event = _run_one(remote.lookup("slow_steps"), "")
-                self.assertEqual(event.output, "all steps")
-                self.assertEqual(len(event.progress), 8)
+        with am.connect(server=self.server, timeout=2.5, era="legacy") as remote:
+            event = _run_one(remote.lookup("slow_steps"), "")
+            self.assertEqual(event.output, "all steps")
+            self.assertEqual(len(event.progress), 8)
+        with am.connect(server=self.server, timeout=2.5, era="auto") as remote:
+            self.assertEqual(remote.call("slow_steps").output, "all steps")
 
     def test_max_timeout_ends_a_call_that_keeps_reporting(self) -> None:
         with am.connect(server=self.server, timeout=WAIT, max_timeout=1) as remote:
