@@ -85,7 +85,7 @@ _WRAPPED_META_KEY = "io.github.christopherdavenport.agenttool/wrapped"
 _CLOSED = "mcp: connection closed"
 _LOST = "mcp: connection closed by the server"
 _CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
-_REQUEST_TIMEOUT = -32001  # mcp_types.REQUEST_TIMEOUT
+_ERAS = ("auto", "legacy", "2026-07-28")  # what connect(era=...) takes
 
 
 def _mcp_available() -> None:
@@ -1349,17 +1349,42 @@ class MCPToolError(RuntimeError):
 
 
 def _annotations_of(tool: mt.Tool) -> at.Annotations | None:
-    """MCP annotations as agenttool's: absent destructive/openWorld read True, no block None."""
+    """MCP annotations as agenttool's: absent destructive/openWorld read True, no block None.
+
+    The destructive hint means something only when the tool is not read-only (the spec)."""
     ann = tool.annotations
     if ann is None:
         return None
+    destructive = ann.destructive_hint
     return at.Annotations(
         title=tool.title or ann.title,
         read_only=ann.read_only_hint,
-        destructive=True if ann.destructive_hint is None else ann.destructive_hint,
+        destructive=not ann.read_only_hint and (destructive is None or destructive),
         idempotent=ann.idempotent_hint,
         open_world=True if ann.open_world_hint is None else ann.open_world_hint,
     )
+
+
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+_NAME_MAX = 64  # what the model providers take: ^[a-zA-Z0-9_-]{1,64}$
+
+
+def _is_provider_name(name: str) -> bool:
+    return 0 < len(name) <= _NAME_MAX and all(c in _NAME_CHARS for c in name)
+
+
+def _local_name(name: str) -> str:
+    """A deterministic provider-safe name for ``name``: other characters become ``_``; an
+    over-long name is cut and ends in a short hash of the original, so cuts stay distinct."""
+    if _is_provider_name(name):
+        return name
+    safe = "".join(c if c in _NAME_CHARS else "_" for c in name) or "_"
+    if len(safe) <= _NAME_MAX:
+        return safe
+    import hashlib
+
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{safe[: _NAME_MAX - len(digest) - 1]}_{digest}"
 
 
 def _decode_args(args: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
@@ -1438,6 +1463,9 @@ class _Options:
     connect_timeout: float
     stderr: TextIO | None
     on_refresh_error: Callable[[BaseException], None] | None
+    rename: Mapping[str, str]
+    era: str
+    max_timeout: float | None
 
 
 class _Flight:
@@ -1491,6 +1519,12 @@ class AsyncRemote:
         self._calls: set[asyncio.Task[Any]] = set()
         self._flights: list[_Flight] = []
         self._flights_lock = threading.Lock()
+        self._generation = 0  # one per session: a new one after the server forgot the last
+        self._expired = 0  # the generation whose session the server answered 404 for
+        self._renewed: asyncio.Future[None] | None = None  # set while a new session starts
+        self._listening = False  # a modern-era subscriptions/listen stream is open
+        self._listener: asyncio.Task[None] | None = None  # the task that follows it
+        self._relisten = False  # the stream was lost: open it again after a call succeeds
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -1518,6 +1552,7 @@ class AsyncRemote:
             self._stop.set()
             self._closed = True
             if not ready.done():
+                ready.cancel()  # the holder must not leave an exception nobody retrieves
                 self._holder.cancel()
             try:
                 await self._holder
@@ -1527,23 +1562,45 @@ class AsyncRemote:
                 raise RemoteError(
                     f"mcp: connect: no answer within {self._opts.connect_timeout:g}s"
                 ) from None
+            forced = ""
+            if self._opts.era not in ("auto", "legacy"):
+                forced = (
+                    f' (era="{self._opts.era}" was forced; "auto" speaks what the server offers)'
+                )
             if isinstance(exc, RemoteError):
-                raise
-            raise RemoteError(f"mcp: connect: {_describe(exc)}") from exc
+                raise RemoteError(f"{exc}{forced}") from exc.__cause__
+            raise RemoteError(f"mcp: connect: {_describe(exc)}{forced}") from exc
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
-        """Own the SDK client for the connection's life (anyio needs one task for both ends)."""
+        """Own the SDK client for the connection's life (anyio needs one task for both ends).
+
+        When the server forgot the session (HTTP 404), ``_renew`` wakes this task, which hangs
+        up and opens a new session in the same task."""
         import contextlib
 
+        assert self._stop is not None
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                client = await stack.enter_async_context(await self._make_client(stack))
-                self._client = client
-                await self._list_all()
-                if not ready.done():
-                    ready.set_result(None)
-                assert self._stop is not None
-                await self._stop.wait()
+            while True:
+                async with contextlib.AsyncExitStack() as stack:
+                    generation = self._generation + 1
+                    client = await stack.enter_async_context(
+                        await self._make_client(stack, generation)
+                    )
+                    self._client, self._generation = client, generation
+                    self._relisten = False
+                    await self._start_listener(client)
+                    try:
+                        await self._list_all()
+                        if not ready.done():
+                            ready.set_result(None)
+                        if self._renewed is not None and not self._renewed.done():
+                            self._renewed.set_result(None)
+                        await self._stop.wait()
+                    finally:
+                        await self._stop_listener()
+                if self._closed or self._renewed is None or self._renewed.done():
+                    break
+                self._stop.clear()
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
@@ -1554,11 +1611,83 @@ class AsyncRemote:
         finally:
             self._closed = True
             self._client = None
+            if self._renewed is not None and not self._renewed.done():
+                self._renewed.set_result(None)  # the waiters see ``closed``
             for task in list(self._calls):
                 task.cancel()
             self._fail_flights()
 
-    async def _make_client(self, stack: Any) -> Client:
+    async def _renew(self, generation: int) -> None:
+        """Replace the session ``generation`` with a new one (once) and wait until it is ready,
+        as long as ``connect_timeout`` allows; past it the connection is over."""
+        import asyncio
+
+        assert self._stop is not None and self._loop is not None
+        if self._generation == generation and (self._renewed is None or self._renewed.done()):
+            self._renewed = self._loop.create_future()
+            self._stop.set()
+        if self._renewed is not None:
+            limit = self._opts.connect_timeout
+            try:
+                await asyncio.wait_for(asyncio.shield(self._renewed), limit)
+            except asyncio.TimeoutError:
+                if not self._closed:
+                    self._lost(f"mcp: connection lost: no new session within {limit:g}s")
+                    if self._holder is not None:
+                        self._holder.cancel()  # stuck opening the new session
+        if self._closed:
+            raise RemoteError(self._close_error)
+
+    async def _start_listener(self, client: Client) -> None:
+        """On the modern era, follow tool-list changes on a ``subscriptions/listen`` stream.
+
+        Returns once the server acknowledged the stream (or refused it: then changes are seen
+        only on ``refresh()``), so no change made after connecting is missed.  A stream lost
+        later (a server restarted behind the same URL) is opened again after the next call
+        that succeeds (proof the server is back), and the tools listed again: nothing is
+        replayed.  Trying sooner could meet the server down, which ends the SDK's connection."""
+        import asyncio
+        import logging
+
+        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return
+        assert self._loop is not None
+        acked: asyncio.Future[None] = self._loop.create_future()
+        again = self._relisten
+        self._relisten = False
+
+        async def follow() -> None:
+            try:
+                async with client.listen(tools_list_changed=True) as events:
+                    self._listening = True
+                    acked.set_result(None)
+                    if again:
+                        await self._note_change()  # what changed while it was lost
+                    async for _event in events:
+                        await self._note_change()
+            except Exception as exc:
+                logging.getLogger("agenttool_mcp").debug("tools/list_changed stream: %s", exc)
+                # refused at once: this server has no listen; lost later: open it again
+                self._relisten = acked.done() and not _connection_ended(client, exc)
+            finally:
+                self._listening = False
+                if not acked.done():
+                    acked.set_result(None)
+
+        self._listener = asyncio.ensure_future(follow())
+        await asyncio.shield(acked)
+
+    async def _stop_listener(self) -> None:
+        import asyncio
+
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            await asyncio.gather(listener, return_exceptions=True)
+
+    async def _make_client(self, stack: Any, generation: int) -> Client:
         from mcp import Client
         from mcp.types import Implementation
 
@@ -1570,8 +1699,13 @@ class AsyncRemote:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             cmd = list(opts.command)
+            # "replace": one invalid UTF-8 byte must not kill the SDK's reader (a silent hang)
             params = StdioServerParameters(
-                command=cmd[0], args=cmd[1:], env=dict(opts.env) if opts.env else None, cwd=opts.cwd
+                command=cmd[0],
+                args=cmd[1:],
+                env=dict(opts.env) if opts.env else None,
+                cwd=opts.cwd,
+                encoding_error_handler="replace",
             )
             transport = stdio_client(params, errlog=opts.stderr or sys.stderr)
         elif opts.url:
@@ -1581,12 +1715,19 @@ class AsyncRemote:
             http = await stack.enter_async_context(
                 create_mcp_http_client(headers=dict(opts.headers or {}), auth=opts.auth)
             )
+
+            async def note_expiry(response: Any) -> None:
+                # the spec: a 404 for a request that carried the session id ends the session
+                if response.status_code == 404 and "mcp-session-id" in response.request.headers:
+                    self._expired = generation
+
+            http.event_hooks["response"].append(note_expiry)
             transport = streamable_http_client(opts.url, http_client=http)
         else:  # pragma: no cover - connect() checks this
             raise ValueError("connect: give command=[...] or url=...")
         return Client(
             transport,
-            mode="legacy",
+            mode=opts.era,
             cache=None,
             message_handler=self._on_message,
             elicitation_callback=cast(Any, self._on_elicit) if opts.elicitation else None,
@@ -1610,10 +1751,10 @@ class AsyncRemote:
             except BaseException:
                 pass
 
-    def _lost(self) -> None:
+    def _lost(self, message: str = _LOST) -> None:
         """The server hung up: fail what is in flight and later calls, and clean up."""
         self._closed = True
-        self._close_error = _LOST
+        self._close_error = message
         for task in list(self._calls):
             if task is not _current_task():
                 task.cancel()
@@ -1650,6 +1791,11 @@ class AsyncRemote:
         """The SDK's ``mcp.Client`` under this connection (``None`` once closed)."""
         return self._client
 
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version spoken, such as ``"2026-07-28"`` (``None`` once closed)."""
+        return self._client.protocol_version if self._client is not None else None
+
     def lookup(self, name: str) -> at.Tool | None:
         """The tool named ``name`` (the local, prefixed name) or ``None``."""
         return self._by_name.get(name)
@@ -1657,17 +1803,25 @@ class AsyncRemote:
     # --- listing and refresh ------------------------------------------------------------
 
     async def _list_all(self) -> None:
+        """List every page of tools, each page under ``timeout``, and name them locally."""
+        import asyncio
+
         import mcp.types as mt
 
         client = self._require()
         defs: list[mt.Tool] = []
         cursor: str | None = None
         seen_cursors: set[str] = set()
+        limit = self._opts.timeout
         try:
             while True:
-                page = await client.session.list_tools(
-                    params=mt.PaginatedRequestParams(cursor=cursor)
-                )
+                try:
+                    page = await asyncio.wait_for(
+                        client.session.list_tools(params=mt.PaginatedRequestParams(cursor=cursor)),
+                        limit,
+                    )
+                except asyncio.TimeoutError:
+                    raise RemoteError(f"mcp: list tools: no answer within {limit:g}s") from None
                 defs.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
@@ -1679,10 +1833,31 @@ class AsyncRemote:
             raise
         except Exception as exc:
             raise RemoteError(f"mcp: list tools: {_describe(exc)}") from exc
-        prefix = self._opts.prefix
-        tools = [_RemoteTool(self, d, f"{prefix}__{d.name}" if prefix else d.name) for d in defs]
-        self._tools = tools
-        self._by_name = {t.name: t for t in tools}
+        opts = self._opts
+        by_name: dict[str, _RemoteTool] = {}
+        for d in defs:
+            local = opts.rename.get(d.name) or _local_name(
+                f"{opts.prefix}__{d.name}" if opts.prefix else d.name
+            )
+            other = by_name.get(local)
+            if other is not None:
+                raise RemoteError(
+                    f'mcp: list tools: the remote tools "{other.remote_name}" and "{d.name}" '
+                    f'would both be named "{local}"; name one with connect(rename={{...}})'
+                )
+            by_name[local] = _RemoteTool(self, d, local)
+        self._tools = list(by_name.values())
+        self._by_name = by_name
+
+    async def _relist(self) -> None:
+        """List the tools again; when the server forgot the session, a new one lists them."""
+        generation = self._generation
+        try:
+            await self._list_all()
+        except RemoteError:
+            if self._expired != generation or self._closed:
+                raise
+            await self._renew(generation)
 
     def _require(self) -> Client:
         if self._closed or self._client is None:
@@ -1710,7 +1885,7 @@ class AsyncRemote:
         while self._applied < self._seen and not self._closed:
             target = self._seen
             try:
-                await self._list_all()
+                await self._relist()
             except Exception as exc:
                 self._refresh_error = exc
                 self._report_refresh_error(exc)
@@ -1740,7 +1915,7 @@ class AsyncRemote:
         assert self._changed is not None
         async with self._changed:
             target = self._seen
-        await self._list_all()
+        await self._relist()
         self._refresh_error = None
         async with self._changed:
             self._applied = max(self._applied, target)
@@ -1777,7 +1952,9 @@ class AsyncRemote:
         if self._seen == seen_before:
             grace = self._opts.notification_grace
             caps = client.server_capabilities if client is not None else None
-            listed = caps is not None and caps.tools is not None and bool(caps.tools.list_changed)
+            listed = self._listening or (
+                caps is not None and caps.tools is not None and bool(caps.tools.list_changed)
+            )
             if grace <= 0 or tool.read_only or not listed:
                 return
             try:
@@ -1845,30 +2022,23 @@ class AsyncRemote:
 
         if self._closed:
             raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}')
-        client = self._require()
         task = asyncio.current_task()
         if task is not None:
             self._calls.add(task)
         seen_before = self._seen
         try:
-            result = await client.call_tool(
-                tool.remote_name,
-                args,
-                read_timeout_seconds=self._opts.timeout,
-                progress_callback=cast(Any, progress),
-            )
+            result = await self._send_call(tool, args, progress)
         except asyncio.CancelledError:
             if self._closed:
                 raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from None
             raise
-        except MCPError as exc:
-            if exc.error.code == _CONNECTION_CLOSED and not self._closed:
+        except _NoAnswer as exc:
+            raise RemoteError(f'mcp: call "{tool.remote_name}": {exc}') from None
+        except _Ended as exc:
+            if not self._closed:
                 self._lost()
-                raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from exc
-            if exc.error.code == _REQUEST_TIMEOUT:
-                raise RemoteError(
-                    f'mcp: call "{tool.remote_name}": no answer within {self._opts.timeout:g}s'
-                ) from exc
+            raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from exc
+        except MCPError as exc:  # the server's own error, whatever its code
             if self._closed:
                 raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from exc
             raise RemoteError(f'mcp: call "{tool.remote_name}": {exc.error.message}') from exc
@@ -1881,6 +2051,8 @@ class AsyncRemote:
                 self._calls.discard(task)
         if result is None:
             raise RemoteError(f'mcp: call "{tool.remote_name}": mcp: empty result')
+        if self._relisten and self._client is not None:
+            await self._start_listener(self._client)
         await self._settle(tool, seen_before)
         if result.is_error:
             details: Any = result
@@ -1889,6 +2061,85 @@ class AsyncRemote:
                 details = RemoteRecord(record[0], record[1], result)
             raise MCPToolError(_error_text(result), result, details)
         return result_of(result)
+
+    async def _send_call(
+        self,
+        tool: _RemoteTool,
+        args: dict[str, Any],
+        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
+    ) -> mt.CallToolResult:
+        """One ``tools/call`` under the time limits; sent again once on a new session when the
+        server forgot ours (HTTP 404: it never processed the request).
+
+        Raises ``_Ended`` when the connection is over, ``_NoAnswer`` past a time limit, and
+        ``MCPError`` for the server's own JSON-RPC error."""
+        import asyncio
+
+        from mcp.shared.exceptions import MCPError
+
+        for attempt in range(2):
+            if self._renewed is not None and not self._renewed.done():
+                await asyncio.shield(self._renewed)
+            if self._closed:
+                raise _Ended(self._close_error)
+            client, generation = self._require(), self._generation
+            try:
+                return await self._timed(client, tool.remote_name, args, progress)
+            except MCPError as exc:
+                renew = self._expired == generation or self._generation != generation
+                if attempt == 0 and renew and not self._closed:
+                    await self._renew(generation)
+                    continue
+                if _connection_ended(client, exc):
+                    raise _Ended(self._close_error) from exc
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _timed(
+        self,
+        client: Client,
+        name: str,
+        args: dict[str, Any],
+        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
+    ) -> mt.CallToolResult:
+        """Call ``name`` under ``timeout`` (idle: each progress notification starts it again)
+        and ``max_timeout`` (from the start, whatever the progress)."""
+        import asyncio
+
+        idle, hard = self._opts.timeout, self._opts.max_timeout
+        if idle is None and hard is None:
+            return await client.call_tool(name, args, progress_callback=cast(Any, progress))
+        loop = asyncio.get_running_loop()
+        start = last = loop.time()
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            nonlocal last
+            last = loop.time()
+            if progress is not None:
+                await progress(p, total, message)
+
+        def first_limit() -> tuple[float, str]:
+            limits = [(last + idle, f"no answer within {idle:g}s")] if idle is not None else []
+            if hard is not None:
+                limits.append((start + hard, f"not done within {hard:g}s (max_timeout)"))
+            return min(limits)
+
+        task = asyncio.ensure_future(
+            client.call_tool(name, args, progress_callback=cast(Any, on_progress))
+        )
+        try:
+            while True:
+                deadline = first_limit()[0]
+                done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+                if done:
+                    return task.result()
+                deadline, reason = first_limit()  # progress may have moved it
+                if loop.time() >= deadline:
+                    raise _NoAnswer(reason)
+        finally:
+            if not task.done():
+                task.cancel()  # the SDK tells the server the request is cancelled
+                await asyncio.gather(task, return_exceptions=True)
 
     def _call_sync(self, tool: _RemoteTool, call: at.Call) -> at.Result:
         """Run one call from a tool thread: progress, questions and cancellation cross here."""
@@ -2002,6 +2253,32 @@ class AsyncRemote:
         return mt.ElicitResult(action="accept", content=reply.content)
 
 
+class _Ended(Exception):
+    """The connection under a call is over (the SDK's own "connection closed")."""
+
+
+class _NoAnswer(Exception):
+    """A call passed its ``timeout`` or ``max_timeout``; the message says which."""
+
+
+def _connection_ended(client: Client, exc: BaseException) -> bool:
+    """Whether an ``MCPError`` is the SDK's own "connection closed", not the server's error.
+
+    A server may answer any code (-32000 included), so the code alone proves nothing: the SDK
+    raises its own only once its dispatcher has stopped."""
+    from mcp.shared.exceptions import MCPError
+
+    if not isinstance(exc, MCPError) or exc.error.code != _CONNECTION_CLOSED:
+        return False
+    try:
+        stopped = getattr(client.session._dispatcher, "_closed", None)
+    except RuntimeError:  # the client is no longer entered
+        return True
+    if isinstance(stopped, bool):
+        return stopped
+    return exc.error.message == "Connection closed" and exc.error.data is None  # pragma: no cover
+
+
 def _cancel_all(question: at.Elicitation) -> at.Answer:
     return at.Answer(at.Action.CANCEL)
 
@@ -2034,6 +2311,17 @@ def _options(
         raise ValueError("connect: give exactly one of command=[...], url=... or server=...")
     if command is not None and (isinstance(command, str) or not command):
         raise ValueError('connect: command must be a non-empty list, such as ["node", "x.js"]')
+    if kw["era"] not in _ERAS:
+        raise ValueError(f"connect: era must be one of {', '.join(map(repr, _ERAS))}")
+    for remote, local in kw["rename"].items():
+        if not _is_provider_name(local):
+            raise ValueError(
+                f'connect: rename: "{remote}" to "{local}": a tool name must match '
+                "^[a-zA-Z0-9_-]{1,64}$"
+            )
+    for key in ("timeout", "max_timeout"):
+        if kw[key] is not None and not kw[key] > 0:
+            raise ValueError(f"connect: {key} must be a positive number of seconds or None")
     return _Options(command=command, url=url, server=server, **kw)
 
 
@@ -2056,6 +2344,9 @@ def aconnect(
     connect_timeout: float = 30.0,
     stderr: TextIO | None = None,
     on_refresh_error: Callable[[BaseException], None] | None = None,
+    rename: Mapping[str, str] | None = None,
+    era: str = "auto",
+    max_timeout: float | None = None,
 ) -> AsyncRemote:
     """An ``AsyncRemote`` for asyncio hosts: ``async with aconnect(...) as remote``.
 
@@ -2080,6 +2371,9 @@ def aconnect(
         connect_timeout=connect_timeout,
         stderr=stderr,
         on_refresh_error=on_refresh_error,
+        rename=dict(rename or {}),
+        era=era,
+        max_timeout=max_timeout,
     )
     return AsyncRemote(opts)
 
@@ -2140,6 +2434,10 @@ class Remote:
     def closed(self) -> bool:
         return self.aio.closed
 
+    @property
+    def protocol_version(self) -> str | None:
+        return self.aio.protocol_version
+
     def call(self, name: str, args: Mapping[str, Any] | str | None = None) -> at.Result:
         """Call one tool by its local name outside any executor; ``isError`` raises."""
         tool = self.aio.lookup(name)
@@ -2197,6 +2495,9 @@ def connect(
     connect_timeout: float = 30.0,
     stderr: TextIO | None = None,
     on_refresh_error: Callable[[BaseException], None] | None = None,
+    rename: Mapping[str, str] | None = None,
+    era: str = "auto",
+    max_timeout: float | None = None,
 ) -> Remote:
     """Connect to an MCP server and return its tools' ``Remote`` (a context manager).
 
@@ -2206,9 +2507,18 @@ def connect(
     in-process SDK ``Server``/``MCPServer`` or any SDK transport.  Tools are named
     ``<prefix>__<name>`` with a prefix.  ``sequential`` names tools that must run alone,
     ``resources`` maps a tool to its resource, ``confined`` maps a tool to its
-    ``confined(args)`` (names local or remote).  ``elicitation`` offers the server form and URL
-    questions, routed to the call's elicitor.  ``timeout`` bounds each request (None: no limit);
-    ``connect_timeout`` the handshake.
+    ``confined(args)`` (names local or remote).  A remote name that breaks
+    ``^[a-zA-Z0-9_-]{1,64}$`` is given a deterministic local one (other characters become
+    ``_``; an over-long name is cut and ends in a short hash); ``rename`` maps a remote name
+    to the local name of your choice, and two tools that would share one name fail the
+    listing.  ``elicitation`` offers the server form and URL questions, routed to the call's
+    elicitor.  ``timeout`` bounds the wait for the answer to a call (started again by each
+    progress notification) or to a page of the tool list (None: no limit); ``max_timeout``
+    bounds the whole call whatever its progress; ``connect_timeout`` the handshake (and a new
+    session).  ``era`` picks the protocol: ``"auto"`` speaks 2026-07-28 when the server offers
+    it and the legacy handshake otherwise (as the SDK's client does), ``"legacy"`` or
+    ``"2026-07-28"`` force one.  Over HTTP, a server that forgot the session (404 after a
+    restart) gets a new one and the request once more.
     """
     aio = aconnect(
         command,
@@ -2228,6 +2538,9 @@ def connect(
         connect_timeout=connect_timeout,
         stderr=stderr,
         on_refresh_error=on_refresh_error,
+        rename=rename,
+        era=era,
+        max_timeout=max_timeout,
     )
     return Remote(aio)
 

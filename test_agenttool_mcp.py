@@ -1,6 +1,7 @@
 """Tests for agenttool_mcp: MCP both ways, against itself, the SDK and the npm peers.
 
-The whole module skips where the ``mcp`` SDK cannot be imported or Python is older than 3.10.
+The whole module skips where Python is older than 3.10 or the ``mcp`` SDK cannot be imported
+(under CI=true, which provides the SDK, that is a failure).
 The node peers (``@modelcontextprotocol/server-everything`` and the Inspector CLI) are found
 in ``AGENTTOOL_NODE_PEERS=<dir>``, else in ``~/.cache/agenttool/node-peers``, where the tests
 install the pinned versions themselves with ``.ci/node-peers.sh`` when they are missing; their
@@ -53,7 +54,8 @@ if not SKIP:
 
 
 class _Case(unittest.TestCase):
-    """Every test here skips, saying why, where the SDK cannot run."""
+    """Every test here skips, saying why, where the SDK cannot run (under CI=true a missing
+    SDK fails: CI provides it)."""
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -434,9 +436,9 @@ class InMemoryTest(_Case):
         self.assertEqual(
             ann,
             at.Annotations(
-                title="Add", read_only=True, destructive=True, idempotent=None, open_world=True
+                title="Add", read_only=True, destructive=False, idempotent=None, open_world=True
             ),
-        )
+        )  # a read-only tool is not destructive, whatever the (absent) destructive hint
         self.assertIsNone(at.annotations_of(tools["d__hang"]))
         self.assertTrue(at.is_sequential(tools["d__steps"]))  # the server's _meta
         self.assertTrue(at.is_sequential(tools["d__who"]))  # the host's option
@@ -1095,6 +1097,7 @@ class EverythingTest(_Case):
         stderr = open(os.devnull, "w")  # noqa: SIM115
         self.addCleanup(stderr.close)
         with am.connect(["node", everything, "stdio"], prefix="every", stderr=stderr) as remote:
+            self.assertEqual(remote.protocol_version, "2025-11-25")  # era="auto" fell back
             tools = at.ToolSet(remote.tools())
             self.assertIsNotNone(tools.lookup("every__echo"))
             echo = _run_one(tools.lookup("every__echo"), '{"message": "hi"}')
@@ -2090,6 +2093,684 @@ class TestServedApprovalAndLeniency(_Case):
     def test_a_call_that_needs_no_approval_asks_nobody(self) -> None:
         is_error, text, questions = self.call("/tmp/x", "decline")
         self.assertEqual((is_error, text, questions), (False, "deleted /tmp/x", []))
+
+
+# =============================================================================================
+# The client against servers that misbehave (issue 10)
+# =============================================================================================
+
+FAULTY = textwrap.dedent(
+    r'''
+    """A raw stdio MCP server (no SDK) with one fault per tool; legacy era only."""
+    import json
+    import sys
+
+    out = sys.stdout.buffer
+    state = {"list_error": False, "endless_pages": False, "silent_list": False}
+
+
+    def send(obj, bad=b""):
+        out.write(json.dumps(obj).encode().replace(b"@BAD@", bad) + b"\n")
+        out.flush()
+
+
+    def error(mid, code, message):
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}})
+
+
+    def text(mid, value, bad=b""):
+        result = {"content": [{"type": "text", "text": value}]}
+        send({"jsonrpc": "2.0", "id": mid, "result": result}, bad)
+
+
+    NAMES = (
+        "echo", "closed", "timeout", "bad_byte", "bad_line", "cut_sequence", "break_list",
+        "endless_pages", "silent_list",
+    )
+    TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in NAMES]
+    for line in sys.stdin.buffer:
+        msg = json.loads(line)
+        mid, method = msg.get("id"), msg.get("method")
+        if mid is None:
+            continue
+        if method == "initialize":
+            result = {
+                "protocolVersion": msg["params"]["protocolVersion"],
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "faulty", "version": "0"},
+            }
+            send({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "tools/list" and state["list_error"]:
+            error(mid, -32000, "the tool registry went away")
+        elif method == "tools/list" and state["silent_list"]:
+            pass  # never answered
+        elif method == "tools/list" and state["endless_pages"]:
+            result = {"tools": TOOLS, "nextCursor": "again"}
+            send({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+        elif method == "tools/call":
+            name = msg["params"]["name"]
+            if name == "closed":
+                error(mid, -32000, "the database went away")
+            elif name == "timeout":
+                error(mid, -32001, "upstream took too long")
+            elif name == "bad_byte":
+                text(mid, "caf@BAD@", b"\xff")
+            elif name == "bad_line":
+                out.write(b"\xfe\xff not even text\n")
+                text(mid, "after the noise")
+            elif name == "cut_sequence":
+                text(mid, "caf@BAD@", b"\xc3")
+            elif name == "silent_list":
+                state["silent_list"] = True
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                text(mid, "silent")
+            elif name == "endless_pages":
+                state["endless_pages"] = True
+                text(mid, "endless")
+            elif name == "break_list":
+                state["list_error"] = True
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                text(mid, "broken")
+            else:
+                text(mid, "ok")
+        else:
+            error(mid, -32601, "Method not found")
+    '''
+)
+
+
+class TestRemoteFaults(_Fixture):
+    """Faults on the server's side end in a clear error, never a dead connection or a hang."""
+
+    def faulty(self) -> list[str]:
+        path = os.path.join(self.tmp, "faulty.py")
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(FAULTY)
+        return [sys.executable, path]
+
+    def run_child(self, code: str) -> str:
+        """Run ``code`` in a child process bounded by WAIT: a hang fails, never blocks."""
+        try:
+            out = subprocess.run(
+                [sys.executable, "-X", "dev", "-c", textwrap.dedent(code), *self.faulty()],
+                env={**os.environ, **CHILD_ENV},
+                capture_output=True,
+                text=True,
+                timeout=WAIT,
+            )
+        except subprocess.TimeoutExpired:
+            self.fail("the client hung")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout + out.stderr
+
+    @_quiet("mcp")
+    def test_server_errors_keep_their_message_and_the_connection(self) -> None:
+        for timeout in (None, WAIT):
+            with am.connect(self.faulty(), timeout=timeout) as remote:
+                with self.assertRaises(am.RemoteError) as caught:
+                    remote.call("closed")
+                self.assertEqual(
+                    str(caught.exception), 'mcp: call "closed": the database went away'
+                )
+                self.assertFalse(remote.closed)
+                with self.assertRaises(am.RemoteError) as caught:
+                    remote.call("timeout")
+                self.assertEqual(
+                    str(caught.exception), 'mcp: call "timeout": upstream took too long'
+                )
+                self.assertFalse(remote.closed)
+                self.assertEqual(remote.call("echo").output, "ok")
+
+    @_quiet("mcp")
+    def test_server_error_on_a_refresh_keeps_the_connection(self) -> None:
+        errors: list[BaseException] = []
+        with am.connect(self.faulty(), on_refresh_error=errors.append) as remote:
+            self.assertEqual(remote.call("break_list").output, "broken")
+            with self.assertRaisesRegex(am.RemoteError, "the tool registry went away"):
+                remote.await_refresh(WAIT)
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("echo").output, "ok")
+        self.assertEqual(len(errors), 1)
+
+    def test_forced_era_the_server_lacks_says_so(self) -> None:
+        with self.assertRaisesRegex(am.RemoteError, 'era="2026-07-28" was forced') as caught:
+            am.connect(self.faulty(), era="2026-07-28", connect_timeout=WAIT)
+        self.assertTrue(str(caught.exception).startswith("mcp: connect: "))
+        with am.connect(self.faulty(), era="auto") as remote:  # the legacy fallback
+            self.assertEqual(remote.protocol_version, "2025-11-25")
+
+    def test_unanswered_listing_ends_within_the_timeout(self) -> None:
+        errors: list[BaseException] = []
+        with am.connect(self.faulty(), timeout=0.5, on_refresh_error=errors.append) as remote:
+            self.assertEqual(remote.call("silent_list").output, "silent")
+            with self.assertRaisesRegex(am.RemoteError, "^mcp: list tools: no answer within 0.5s"):
+                remote.refresh()
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("echo").output, "ok")
+        self.assertIn("no answer within 0.5s", str(errors[0]))
+
+    def test_endless_pages_end_in_an_error(self) -> None:
+        with am.connect(self.faulty()) as remote:
+            self.assertEqual(remote.call("endless_pages").output, "endless")
+            with self.assertRaisesRegex(am.RemoteError, "the server repeated cursor 'again'"):
+                remote.refresh()
+            self.assertFalse(remote.closed)
+            self.assertIn("echo", [t.name for t in remote.tools()])  # the old snapshot stays
+            self.assertEqual(remote.call("echo").output, "ok")
+
+    def test_invalid_utf8_on_stdout_is_tolerated(self) -> None:
+        out = self.run_child(
+            """
+            import logging, sys
+            import agenttool_mcp as am
+            logging.disable(logging.CRITICAL)
+            with am.connect(sys.argv[1:]) as remote:
+                for name in ("bad_byte", "bad_line", "cut_sequence", "echo"):
+                    print(name, ascii(remote.call(name).output), remote.closed)
+            """
+        )
+        self.assertIn("bad_byte 'caf\\ufffd' False", out)
+        self.assertIn("bad_line 'after the noise' False", out)
+        self.assertIn("cut_sequence 'caf\\ufffd' False", out)
+        self.assertIn("echo 'ok' False", out)
+
+    def test_connect_timeout_leaves_nothing_unretrieved(self) -> None:
+        out = self.run_child(
+            """
+            import gc, sys
+            import agenttool_mcp as am
+            silent = [sys.executable, "-c", "import time; time.sleep(60)"]
+            failing = [sys.executable, "-c", "import sys; sys.exit(1)"]
+            for command in (silent, silent, failing):
+                try:
+                    am.connect(command, connect_timeout=0.2 if command is silent else 30)
+                except am.RemoteError as exc:
+                    print(exc)
+                gc.collect()
+            """
+        )
+        self.assertIn("mcp: connect: no answer within 0.2s", out)
+        self.assertIn("mcp: connect: Connection closed", out)
+        self.assertNotIn("never retrieved", out)
+
+    def test_connect_timeout_defaults_to_30s(self) -> None:
+        import inspect
+
+        for fn in (am.connect, am.aconnect):
+            self.assertEqual(inspect.signature(fn).parameters["connect_timeout"].default, 30.0)
+
+
+class TestSessionRestart(_Fixture):
+    """A server restarted behind the same address forgot the session: the client starts a new
+    one and sends the request again, once (the spec's MUST on HTTP 404)."""
+
+    def serve_at(self, port: int, command: list[str] | None = None) -> Callable[[], None]:
+        """Serve over HTTP on ``port`` (the fixture, or ``command`` given the port); a stop."""
+        proc = subprocess.Popen(
+            command or [*self.serve_command(), "--http", f"127.0.0.1:{port}"],
+            env={**os.environ, **CHILD_ENV},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        drain = threading.Thread(target=proc.stderr.read, daemon=True)  # a full pipe blocks it
+        drain.start()
+        announced = False
+        for _ in range(int(WAIT / 0.05)):  # until the port takes connections
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    announced = True
+                    break
+            if proc.poll() is not None:
+                break
+            threading.Event().wait(0.05)
+
+        def stop() -> None:  # a crash: the session dies with the process
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(WAIT)
+            drain.join(WAIT)
+            assert proc.stderr is not None
+            proc.stderr.close()
+
+        self.addCleanup(stop)
+        self.assertTrue(announced, "the HTTP server never announced itself")
+        return stop
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_restarted_server_gets_a_new_session(self) -> None:
+        for era in ("legacy", "auto"):
+            port = _free_port()
+            stop = self.serve_at(port)
+            with am.connect(url=f"http://127.0.0.1:{port}/mcp", era=era) as remote:
+                self.assertEqual(remote.call("upper", {"text": "a"}).output, "A")
+                stop()
+                stop = self.serve_at(port)
+                self.assertEqual(remote.call("upper", {"text": "b"}).output, "B", era)
+                self.assertEqual(_run_one(remote.lookup("upper"), '{"text": "c"}').output, "C")
+                stop()
+                stop = self.serve_at(port)
+                remote.refresh()  # a listing renews the session too
+                self.assertIn("upper", [t.name for t in remote.tools()])
+                self.assertFalse(remote.closed)
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_restarted_server_that_stays_silent_closes_the_remote(self) -> None:
+        """A new session that never opens ends the connection after ``connect_timeout``."""
+        import http.server
+
+        release = threading.Event()
+        self.addCleanup(release.set)
+
+        class ForgetfulThenSilent(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                if self.headers.get("mcp-session-id"):
+                    self.send_response(404)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                else:
+                    release.wait(WAIT)  # the new session's handshake: no answer
+
+            def do_DELETE(self) -> None:
+                self.send_response(404)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        port = _free_port()
+        stop = self.serve_at(port)
+        with am.connect(
+            url=f"http://127.0.0.1:{port}/mcp", era="legacy", connect_timeout=1
+        ) as remote:
+            stop()
+            silent = http.server.ThreadingHTTPServer(("127.0.0.1", port), ForgetfulThenSilent)
+            silent.daemon_threads = True
+            threading.Thread(target=silent.serve_forever, daemon=True).start()
+            self.addCleanup(silent.server_close)
+            self.addCleanup(silent.shutdown)
+            with self.assertRaises(am.RemoteError) as caught:
+                remote.call("upper", {"text": "x"})
+            self.assertEqual(
+                str(caught.exception),
+                'mcp: call "upper": mcp: connection lost: no new session within 1s',
+            )
+            self.assertTrue(remote.closed)
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_list_changes_followed_across_a_restart(self) -> None:
+        """On 2026-07-28 the listen stream lost with the server is opened again."""
+        script = os.path.join(self.tmp, "theirs_http.py")
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(THEIRS_HTTP)
+        port = _free_port()
+        command = [sys.executable, script, str(port)]
+        stop = self.serve_at(port, command)
+        url = f"http://127.0.0.1:{port}/mcp"
+        with am.connect(url=url, notification_grace=WAIT) as remote:
+            self.assertEqual(remote.protocol_version, "2026-07-28")
+            stop()
+            stop = self.serve_at(port, command)
+            self.assertEqual(remote.call("grow").output, "grown")
+            for _ in range(int(WAIT / 0.05)):
+                remote.await_refresh(WAIT)
+                if "extra" in [t.name for t in remote.tools()]:
+                    break
+                threading.Event().wait(0.05)
+            self.assertIn("extra", [t.name for t in remote.tools()])
+
+
+THEIRS_HTTP = textwrap.dedent(
+    """
+    import sys
+
+    from mcp.server.mcpserver import Context, MCPServer
+
+    server = MCPServer("theirs")
+
+
+    @server.tool(structured_output=False)
+    async def grow(ctx: Context) -> str:
+        \"\"\"Adds a tool.\"\"\"
+        server.add_tool(lambda: "new", name="extra", structured_output=False)
+        await ctx.notify_tools_changed()
+        return "grown"
+
+
+    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    """
+)
+
+
+def _mcpserver(*names: str, **annotations: Any) -> Any:
+    """An SDK ``MCPServer`` with one tool per name, each answering its own name."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("sdk-names")
+    for name in names:
+
+        def answer(name: str = name) -> str:
+            return name
+
+        server.add_tool(answer, name=name, description=f"Answers {name}.", structured_output=False)
+    for name, ann in annotations.items():
+        server.add_tool(
+            lambda: "ok",
+            name=name,
+            annotations=mt.ToolAnnotations(**ann),
+            structured_output=False,
+        )
+    return server
+
+
+class TestRemoteNames(_Case):
+    """MCP allows names providers refuse: each gets a deterministic local name (or the host's
+    own, ``rename``), two tools never share one, and calls reach the remote name."""
+
+    long = "very.long." + "x" * 110  # 120 characters, MCP's limit is 128
+
+    @_quiet("mcp")
+    def test_local_names_keep_the_remote_names(self) -> None:
+        server = _mcpserver("files.read", "ok-name_1", self.long, "a b/c")
+        with am.connect(server=server) as remote:
+            names = [t.name for t in remote.tools()]
+            self.assertEqual(names[:2], ["files_read", "ok-name_1"])
+            self.assertEqual(names[3], "a_b_c")
+            cut = names[2]
+            self.assertEqual(len(cut), 64)
+            self.assertTrue(cut.startswith("very_long_xxx"), cut)
+            self.assertRegex(cut, r"^[a-zA-Z0-9_-]{1,64}$")
+            for name in names:
+                self.assertEqual(remote.call(name).output, remote.lookup(name).remote_name)
+            self.assertEqual(remote.call("files_read").output, "files.read")
+            self.assertEqual(_run_one(remote.lookup(cut), "").output, self.long)
+        with am.connect(server=server, prefix="fs.v1") as remote:
+            self.assertEqual(remote.tools()[0].name, "fs_v1__files_read")
+        # the same long name gets the same local name every time; another one another
+        other = _mcpserver(self.long[:-1] + "y")
+        with am.connect(server=server) as a, am.connect(server=other) as b:
+            self.assertNotEqual(a.tools()[2].name, b.tools()[0].name)
+            self.assertEqual(a.tools()[2].name[:-8], b.tools()[0].name[:-8])
+
+    def test_rename_and_collisions(self) -> None:
+        server = _mcpserver("a.b", "a_b")
+        with self.assertRaises(am.RemoteError) as caught:
+            am.connect(server=server)
+        message = str(caught.exception)
+        self.assertIn('"a.b" and "a_b"', message)
+        self.assertIn('"a_b"', message)
+        self.assertIn("rename", message)
+        with am.connect(server=server, rename={"a.b": "dotted"}) as remote:
+            self.assertEqual([t.name for t in remote.tools()], ["dotted", "a_b"])
+            self.assertEqual(remote.call("dotted").output, "a.b")
+            self.assertEqual(remote.call("a_b").output, "a_b")
+        # a rename onto another tool's name is the same clear error
+        with self.assertRaisesRegex(am.RemoteError, '"a.b" and "a_b" would both be named'):
+            am.connect(server=server, rename={"a_b": "a_b", "a.b": "a_b"})
+        with self.assertRaisesRegex(ValueError, 'rename: "a.b" to "no.dots"'):
+            am.connect(server=server, rename={"a.b": "no.dots"})
+
+    def test_read_only_is_never_destructive(self) -> None:
+        server = _mcpserver(
+            ro={"read_only_hint": True},
+            ro_claims_destructive={"read_only_hint": True, "destructive_hint": True},
+            writer={"read_only_hint": False},
+            silent={"title": "Silent"},
+            gentle={"destructive_hint": False},
+        )
+        with am.connect(server=server) as remote:
+            got = {
+                t.name: (a.read_only, a.destructive)
+                for t in remote.tools()
+                if (a := at.annotations_of(t)) is not None
+            }
+        self.assertEqual(
+            got,
+            {
+                "ro": (True, False),
+                "ro_claims_destructive": (True, False),
+                "writer": (False, True),
+                "silent": (None, True),
+                "gentle": (None, False),
+            },
+        )
+
+
+class TestRemoteTimeouts(_Case):
+    """``timeout`` is an idle limit each progress notification starts again; ``max_timeout``
+    bounds the whole call whatever its progress."""
+
+    def setUp(self) -> None:
+        self.cancelled = threading.Event()
+
+        def slow_steps(call: at.Call) -> at.Result:
+            for i in range(8):  # 3.2 s in all, 0.4 s between progress notifications
+                at.progress(f"step {i}", progress=i, total=8)
+                if at.cancel_event().wait(0.4):
+                    break
+            return at.text("all steps")
+
+        def ticker(call: at.Call) -> at.Result:
+            while not at.cancel_event().wait(0.1):
+                at.progress("tick")
+            self.cancelled.set()
+            return at.text("stopped")
+
+        self.server = am.build_server(
+            [
+                at.new_func("slow_steps", "Slow.", None, slow_steps),
+                at.new_func("ticker", "Ticks.", None, ticker),
+                at.new_func("quick", "Quick.", None, lambda call: at.text("quick")),
+            ]
+        )
+
+    def test_progress_keeps_a_call_alive_past_its_timeout(self) -> None:
+        with am.connect(server=self.server, timeout=2.5, era="legacy") as remote:
+            event = _run_one(remote.lookup("slow_steps"), "")
+            self.assertEqual(event.output, "all steps")
+            self.assertEqual(len(event.progress), 8)
+        with am.connect(server=self.server, timeout=2.5, era="auto") as remote:
+            self.assertEqual(remote.call("slow_steps").output, "all steps")
+
+    def test_max_timeout_ends_a_call_that_keeps_reporting(self) -> None:
+        with am.connect(server=self.server, timeout=WAIT, max_timeout=1) as remote:
+            with self.assertRaises(am.RemoteError) as caught:
+                remote.call("ticker")
+            self.assertEqual(
+                str(caught.exception), 'mcp: call "ticker": not done within 1s (max_timeout)'
+            )
+            self.assertTrue(self.cancelled.wait(WAIT), "the server's tool never saw the cancel")
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("quick").output, "quick")
+
+    def test_bad_limits_refused(self) -> None:
+        for kw in ({"timeout": 0}, {"max_timeout": -1}, {"era": "2024-11-05"}):
+            with self.assertRaises(ValueError):
+                am.connect(server=self.server, **cast(Any, kw))
+
+
+class TestRemoteEras(_Case):
+    """The client speaks 2026-07-28 where the server offers it and the legacy handshake
+    otherwise (``era=`` forces one); list changes reach ``await_refresh`` in both eras."""
+
+    def ours(self) -> Any:
+        server: Any = None
+
+        def grow(call: at.Call) -> at.Result:
+            am.set_tools(server, [*tools, at.new_func("extra", "New.", None, grow)])
+            return at.text("grown")
+
+        def steps(call: at.Call) -> at.Result:
+            at.progress("half", progress=1, total=2)
+            return at.text("done")
+
+        tools = [
+            at.new_func("grow", "Adds a tool.", None, grow),
+            at.new_func("steps", "S.", None, steps, annotations=at.Annotations(read_only=True)),
+        ]
+        server = am.build_server(tools, name="ours")
+        return server
+
+    def theirs(self) -> Any:
+        from mcp.server.mcpserver import Context, MCPServer
+        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+        server = MCPServer("theirs")
+
+        async def grow(ctx: Context) -> str:
+            """Adds a tool."""
+            server.add_tool(lambda: "new", name="extra", structured_output=False)
+            if ctx.request_context.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await ctx.notify_tools_changed()
+            else:
+                await ctx.request_context.session.send_tool_list_changed()
+            return "grown"
+
+        async def steps(ctx: Context) -> str:
+            """Steps."""
+            await ctx.report_progress(1, 2, "half")
+            return "done"
+
+        for fn in (grow, steps):  # this module's string annotations cannot see Context
+            fn.__annotations__ = {"ctx": Context, "return": str}
+        server.add_tool(grow, structured_output=False)
+        read_only = mt.ToolAnnotations(read_only_hint=True)  # no wait for a list change
+        server.add_tool(steps, structured_output=False, annotations=read_only)
+        return server
+
+    def check(self, server: Any, era: str, expected: str) -> None:
+        with am.connect(server=server, era=era, notification_grace=WAIT) as remote:
+            self.assertEqual(remote.protocol_version == "2026-07-28", expected == "modern", era)
+            event = _run_one(remote.lookup("steps"), "")
+            self.assertEqual((event.output, [p.output for p in event.progress]), ("done", ["half"]))
+            self.assertNotIn("extra", [t.name for t in remote.tools()])
+            self.assertEqual(remote.call("grow").output, "grown")
+            remote.await_refresh(WAIT)
+            self.assertIn("extra", [t.name for t in remote.tools()], (era, server))
+
+    @_quiet("mcp")
+    def test_our_server_in_both_eras(self) -> None:
+        for era, expected in (("auto", "modern"), ("legacy", "legacy"), ("2026-07-28", "modern")):
+            self.check(self.ours(), era, expected)
+
+    @_quiet("mcp")
+    def test_sdk_mcpserver_in_both_eras(self) -> None:
+        for era, expected in (("auto", "modern"), ("legacy", "legacy")):
+            self.check(self.theirs(), era, expected)
+
+
+class TestRemoteOptions(_Case):
+    """The host's per-tool options find a tool by its remote or its local name."""
+
+    def test_options_by_remote_or_local_name(self) -> None:
+        server = _mcpserver("files.read", "files.write", "net.get")
+        with am.connect(
+            server=server,
+            rename={"net.get": "fetch"},
+            sequential=["files.write"],
+            resources={"files_read": "disk"},
+            confined={"fetch": lambda args: (True, "the network")},
+        ) as remote:
+            read, write, fetch = (remote.lookup(n) for n in ("files_read", "files_write", "fetch"))
+            self.assertEqual(at.resource_of(read), "disk")
+            self.assertTrue(at.is_sequential(write))
+            self.assertFalse(at.is_sequential(read))
+            self.assertEqual(at.confined_by(fetch, {}), (True, "the network"))
+            self.assertEqual(at.confined_by(read, {}), (False, ""))
+
+
+class TestRemoteMisuse(_Case):
+    """The client API's edges: a host's mistake gets a clear error, a closed remote says so,
+    and a coroutine progress callback is awaited."""
+
+    def setUp(self) -> None:
+        self.server = am.build_server([at.new_func("x", "X.", None, lambda c: at.text("x"))])
+
+    def test_bad_targets_refused(self) -> None:
+        for kw in ({}, {"command": []}, {"url": "http://127.0.0.1:1/mcp", "server": self.server}):
+            with self.assertRaisesRegex(ValueError, "exactly one of"):
+                am.connect(**cast(Any, kw))
+        with self.assertRaisesRegex(ValueError, "non-empty list"):
+            am.connect(cast(Any, "python server.py"))
+
+    def test_async_misuse(self) -> None:
+        async def main() -> tuple[str, str]:
+            async with am.aconnect(server=self.server) as remote:
+                with self.assertRaises(RuntimeError) as twice:
+                    await remote.open()
+                with self.assertRaises(RuntimeError) as on_loop:
+                    remote.tools()[0].execute(at.Call("c", {}))
+                return str(twice.exception), str(on_loop.exception)
+
+        twice, on_loop = asyncio.run(main())
+        self.assertEqual(twice, "this remote is already open")
+        self.assertIn("execute() was called on the connection's own event loop", on_loop)
+
+    def test_async_progress_callback_is_awaited(self) -> None:
+        def steps(call: at.Call) -> at.Result:
+            at.progress("one", progress=1, total=2)
+            at.progress("two", progress=2, total=2)
+            return at.text("done")
+
+        server = am.build_server([at.new_func("steps", "Steps.", None, steps)])
+
+        async def main() -> list[Any]:
+            seen: list[Any] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                await asyncio.sleep(0)
+                seen.append((p, total, message))
+
+            async with am.aconnect(server=server) as remote:
+                result = await remote.call("steps", on_progress=on_progress)
+            return [result.output, seen]
+
+        self.assertEqual(asyncio.run(main()), ["done", [(1, 2, "one"), (2, 2, "two")]])
+
+    def test_closed_remote_says_so(self) -> None:
+        remote = am.connect(server=self.server)
+        tool = remote.lookup("x")
+        remote.close()
+        self.assertTrue(remote.closed)
+        self.assertIsNone(remote.protocol_version)
+        for name in ("x", "nope"):
+            with self.assertRaisesRegex(am.RemoteError, "mcp: connection closed$"):
+                remote.call(name)
+        self.assertEqual(_error_text(_run_one(tool, "")), 'mcp: call "x": mcp: connection closed')
+
+
+class TestInMemoryLegacyEra(InMemoryTest):
+    """InMemoryTest again on the legacy handshake (``era="auto"`` picks 2026-07-28 there), so
+    questions, cancellation and list changes stay tested on server-to-client requests too."""
+
+    def connect(self, **kw: Any) -> am.Remote:
+        remote = super().connect(era="legacy", **kw)
+        self.assertEqual(remote.protocol_version, "2025-11-25")
+        return remote
+
+
+class TestEverythingLongCall(_Case):
+    """A long call of the npm reference server outlives ``timeout`` while it reports progress."""
+
+    def test_progress_resets_the_idle_timeout(self) -> None:
+        everything, _ = _node_peers()
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        with am.connect(["node", everything, "stdio"], stderr=stderr, timeout=2) as remote:
+            long = _run_one(
+                remote.lookup("trigger-long-running-operation"), '{"duration": 3, "steps": 6}'
+            )
+            self.assertIsNone(long.error)
+            self.assertEqual(len(long.progress), 6)
 
 
 if __name__ == "__main__":
