@@ -86,6 +86,9 @@ _CLOSED = "mcp: connection closed"
 _LOST = "mcp: connection closed by the server"
 _CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
 _ERAS = ("auto", "legacy", "2026-07-28")  # what connect(era=...) takes
+# Our client takes SSE events of up to 256 MiB (the SDK's default is 1 MiB), so a large result
+# that a server streams after progress arrives over HTTP as it would over stdio, still bounded.
+_CLIENT_SSE_EVENT_LIMIT = 256 * 1024 * 1024
 
 
 def _mcp_available() -> None:
@@ -1722,7 +1725,9 @@ class AsyncRemote:
                     self._expired = generation
 
             http.event_hooks["response"].append(note_expiry)
-            transport = streamable_http_client(opts.url, http_client=http)
+            transport = streamable_http_client(
+                opts.url, http_client=http, max_sse_event_size=_CLIENT_SSE_EVENT_LIMIT
+            )
         else:  # pragma: no cover - connect() checks this
             raise ValueError("connect: give command=[...] or url=...")
         return Client(

@@ -2773,5 +2773,48 @@ class TestEverythingLongCall(_Case):
             self.assertEqual(len(long.progress), 6)
 
 
+BIG_SSE_HTTP = textwrap.dedent(
+    """
+    import sys
+
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("big-sse")
+
+
+    @server.tool(structured_output=False)
+    def big(n: int) -> str:
+        \"\"\"n times x.\"\"\"
+        return "x" * n
+
+
+    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    """
+)
+
+
+class TestLargeEventsFromOtherServers(_Fixture):
+    """The SDK's own server sends a legacy-era reply as one SSE event; our client takes events
+    far beyond the SDK client's 1 MiB, so a large result crosses HTTP as it does stdio."""
+
+    serve_at = TestSessionRestart.serve_at
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_a_result_over_one_mebibyte_from_the_sdk_server_in_the_legacy_era(self) -> None:
+        script = os.path.join(self.tmp, "big_sse.py")
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(BIG_SSE_HTTP)
+        port = _free_port()
+        stop = self.serve_at(port, [sys.executable, script, str(port)])
+        self.addCleanup(stop)
+        url = f"http://127.0.0.1:{port}/mcp"
+        with am.connect(url=url, era="legacy", connect_timeout=WAIT) as remote:
+            self.assertNotEqual(remote.protocol_version, "2026-07-28")
+            self.assertEqual(len(remote.call("big", {"n": 3 * 1024 * 1024}).output), 3 << 20)
+            self.assertEqual(remote.call("big", {"n": 2}).output, "xx")
+            self.assertFalse(remote.closed)
+
+
 if __name__ == "__main__":
     unittest.main()
