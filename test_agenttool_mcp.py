@@ -784,16 +784,20 @@ class MCPServerTest(_Case):
 
 
 class _Fixture(_Case):
+    """Writes a tools file (``fixture``, as ``fixture_file``) into a folder of the class's own."""
+
     tmp: str
     target: str
+    fixture = FIXTURE
+    fixture_file = "fixture_tools.py"
 
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
         cls.tmp = tempfile.mkdtemp(prefix="agenttool-mcp-test-")
-        cls.target = os.path.join(cls.tmp, "fixture_tools.py")
+        cls.target = os.path.join(cls.tmp, cls.fixture_file)
         with open(cls.target, "w", encoding="utf-8") as fh:
-            fh.write(FIXTURE)
+            fh.write(cls.fixture)
 
     @classmethod
     def tearDownClass(cls) -> None:
@@ -1644,21 +1648,9 @@ BIG_FIXTURE = textwrap.dedent(
 )
 
 
-class _BigServer(_Case):
-    tmp: str
-    target: str
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.tmp = tempfile.mkdtemp(prefix="agenttool-mcp-big-")
-        cls.target = os.path.join(cls.tmp, "big_tools.py")
-        with open(cls.target, "w", encoding="utf-8") as fh:
-            fh.write(BIG_FIXTURE)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class _BigServer(_Fixture):
+    fixture = BIG_FIXTURE
+    fixture_file = "big_tools.py"
 
     def start(self, *argv: str, bind: str = "127.0.0.1:0") -> str:
         """Serve the fixture over HTTP at ``bind`` (plus ``argv``); the URL it announces."""
