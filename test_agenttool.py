@@ -4524,5 +4524,294 @@ class TestTheModule(unittest.TestCase):
             self.assertNotIn(later, loaded)
 
 
+
+def isolated(test: unittest.TestCase, code: str, expected: str, timeout: float = 60) -> None:
+    """Run ``code`` in a fresh interpreter (agenttool importable) where a hang is possible:
+    a hang fails as a timeout, and the output must be ``expected``."""
+    prelude = "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", prelude + textwrap.dedent(code), ROOT],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as exc:
+        test.fail(f"hung: {exc.stdout!r} {exc.stderr!r}")
+    test.assertEqual((done.stdout, done.returncode), (expected, 0), done.stderr)
+
+
+class TestFaultsNeverHang(unittest.TestCase):
+    """Issue 9: each fault once as reported and once as a case of the same class."""
+
+    def test_an_async_tool_raising_systemexit_completes_and_the_loop_survives(self) -> None:
+        code = """
+        import asyncio
+
+        class Custom(BaseException):
+            pass
+
+        async def boom(kind: str) -> str:
+            await asyncio.sleep(0)
+            raise {"exit": SystemExit("argparse says no"), "interrupt": KeyboardInterrupt(),
+                   "custom": Custom("mine")}[kind]
+
+        async def fine() -> str:
+            await asyncio.sleep(0)
+            return "fine"
+
+        t, ok = at.tool(boom), at.tool(fine)
+        for kind in ("exit", "interrupt", "custom"):
+            _, errors = at.Executor().results([at.Job(t, at.Call("1", {"kind": kind}))])
+            print(errors[0])
+            results, _ = at.Executor().results([at.Job(ok, at.Call("2"))])
+            print(results[0].output)
+        """
+        isolated(
+            self,
+            code,
+            'tool "boom" crashed: SystemExit: argparse says no\nfine\n'
+            'tool "boom" crashed: KeyboardInterrupt\nfine\n'
+            'tool "boom" crashed: Custom: mine\nfine\n',
+        )
+
+    @unittest.skipIf(not hasattr(os, "fork"), "needs os.fork")
+    def test_batches_work_in_a_child_after_fork(self) -> None:
+        code = """
+        import os, threading
+
+        async def hello() -> str:
+            return "async"
+
+        release = threading.Event()
+
+        def held(c):
+            release.wait(30)
+            return "held"
+
+        ex = at.Executor(max_parallel=1)
+        jobs = [at.Job(at.tool(hello), at.Call("1")), at.Job(at.new_func("s", "", None, lambda c: "sync"), at.Call("2"))]
+        print([r.output for r in at.Executor().results(jobs)[0]])
+        # a batch still running in the parent holds ex's one slot while the process forks
+        gen = ex.execute([at.Job(at.new_func("held", "", None, held), at.Call("h"))])
+        threading.Thread(target=lambda: list(gen)).start()
+        while not at._workers.threads():
+            pass
+        import time; time.sleep(0.2)
+        pid = os.fork()
+        if pid == 0:
+            out = [r.output for r in at.Executor().results(jobs)[0]]
+            out += [r.output for r in ex.results(jobs[1:])[0]]
+            os.write(1, (repr(out) + "\\n").encode())
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        release.set()
+        print(status)
+        """
+        isolated(self, code, "['async', 'sync']\n['async', 'sync', 'sync']\n0\n")
+
+    def test_whatever_escapes_a_job_completes_it_and_keeps_the_pool_alive(self) -> None:
+        code = """
+        class BadStr(Exception):
+            def __str__(self):
+                raise RuntimeError("no text")
+
+        class NoName:
+            description, parameters = "", None
+            @property
+            def name(self):
+                raise KeyError("name")
+            def execute(self, call):
+                return at.text("never")
+
+        def raises_bad(c):
+            raise BadStr()
+
+        def exits_bad(c):
+            class Worse(SystemExit):
+                def __str__(self):
+                    raise ValueError("nope")
+            raise Worse()
+
+        def bad_start(job):
+            raise BadStr()
+
+        good = at.new_func("good", "", None, lambda c: "ok")
+        cases = [
+            ("plain function", at.Executor(), lambda c: at.text("x")),
+            ("name raises", at.Executor(), NoName()),
+            ("str raises", at.Executor(), at.new_func("bad", "", None, raises_bad)),
+            ("str of crash raises", at.Executor(), at.new_func("worse", "", None, exits_bad)),
+            ("on_start raises", at.Executor(on_start=bad_start), good),
+        ]
+        for label, ex, t in cases:
+            events = list(ex.execute([at.Job(t, at.Call("1")), at.Job(good, at.Call("2"))]))
+            finals = sorted((e.index, e.error is None) for e in events if e.final)
+            texts = [at.error_result(e.error).output.startswith("Error: ") for e in events if e.error]
+            print(label, finals, texts)
+        print(at.Executor().results([at.Job(good, at.Call("3"))])[0][0].output)
+        """
+        isolated(
+            self,
+            code,
+            "plain function [(0, False), (1, True)] [True]\n"
+            "name raises [(0, False), (1, True)] [True]\n"
+            "str raises [(0, False), (1, True)] [True]\n"
+            "str of crash raises [(0, False), (1, True)] [True]\n"
+            "on_start raises [(0, False), (1, False)] [True, True]\n"
+            "ok\n",
+        )
+
+    def test_a_batch_carries_on_when_no_thread_can_be_started(self) -> None:
+        code = """
+        import threading
+        started = []
+        real = threading.Thread.start
+
+        def refuse(self):
+            if self.name == "agenttool-worker" and len(started) >= LIMIT:
+                raise RuntimeError("can't start new thread")
+            if self.name == "agenttool-worker":
+                started.append(self)
+            real(self)
+
+        threading.Thread.start = refuse
+        ran = []
+        t = at.new_func("t", "", None, lambda c: ran.append(c.id) or c.id)
+        for LIMIT in (0, 1):
+            jobs = [at.Job(t, at.Call(str(i))) for i in range(6)]
+            results, errors = at.Executor().results(jobs)
+            print(LIMIT, [r.output for r in results], errors == [None] * 6)
+        count = len(ran)
+        import time; time.sleep(0.2)
+        print(count == len(ran) == 12)
+        """
+        isolated(
+            self,
+            code,
+            "0 ['0', '1', '2', '3', '4', '5'] True\n1 ['0', '1', '2', '3', '4', '5'] True\n"
+            "True\n",
+        )
+
+    def test_an_async_tool_running_a_batch_of_async_tools_does_not_deadlock(self) -> None:
+        code = """
+        import asyncio
+
+        async def leaf(n: int) -> int:
+            await asyncio.sleep(0)
+            return n + 1
+
+        async def agent(depth: int) -> int:
+            if depth == 0:
+                return 0
+            inner = at.tool(agent) if depth > 1 else at.tool(leaf)
+            args = {"depth": depth - 1} if depth > 1 else {"n": 0}
+            results, errors = at.Executor().results([at.Job(inner, at.Call("x", args))] * 2)
+            assert errors == [None, None], errors
+            return int(results[0].output) + 1
+
+        for depth in (1, 3):
+            print(at.Executor().results([at.Job(at.tool(agent), at.Call("a", {"depth": depth}))])[0][0].output)
+        print(at.Executor().results([at.Job(at.tool(leaf), at.Call("b", {"n": 41}))])[0][0].output)
+        """
+        isolated(self, code, "2\n4\n42\n")
+
+    def test_an_exception_whose_str_raises_still_gives_a_message(self) -> None:
+        class BadStr(Exception):
+            def __str__(self) -> str:
+                raise RuntimeError("no text")
+
+        class BadBoth(BadStr):
+            pass
+
+        self.assertEqual(at.error_result(BadStr()).output, "Error: BadStr: <str() failed>")
+        ts = at.ToolSet([raw(lambda c: (_ for _ in ()).throw(BadBoth()), name="bad")])
+        ts.append(raw(lambda c: "fine", name="fine"))
+        items = ts.run(
+            [
+                {"type": "function_call", "call_id": "1", "name": "bad", "arguments": "{}"},
+                {"type": "function_call", "call_id": "2", "name": "fine", "arguments": "{}"},
+            ]
+        )
+        self.assertEqual([i["output"] for i in items], ["Error: BadBoth: <str() failed>", "fine"])
+
+    def test_cancelling_an_async_tool_before_it_starts_leaves_no_warning(self) -> None:
+        code = """
+        import asyncio, threading, warnings, gc
+        warnings.simplefilter("always")
+        started = threading.Event()
+
+        async def never(n: int) -> str:
+            return "ran"
+
+        def block_loop(c):
+            loop = at._event_loop()
+            gate = threading.Event()
+            loop.call_soon_threadsafe(lambda: gate.wait(5))  # the loop is busy a moment
+            return "ok"
+
+        cancel = threading.Event()
+        cancel.set()
+        jobs = [at.Job(at.tool(never), at.Call(str(i), {"n": i})) for i in range(4)]
+        for i in range(20):
+            gen = at.Executor().execute(jobs)
+            ev = next(gen)
+            gen.close()
+        gc.collect()
+        print("done")
+        """
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+                + textwrap.dedent(code),
+                ROOT,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        self.assertEqual(done.stdout, "done\n", done.stderr)
+        self.assertNotIn("never awaited", done.stderr)
+
+    def test_an_abandoned_event_generator_pins_no_worker_thread(self) -> None:
+        code = """
+        import threading
+        at._workers.idle_seconds = 0.05
+        t = at.new_func("t", "", None, lambda c: c.id)
+        held = []
+        for n in range(3):
+            gen = at.Executor().execute([at.Job(t, at.Call(str(i))) for i in range(8)])
+            next(gen)
+            held.append(gen)  # referenced, never closed, never read again
+        import time
+        deadline = time.monotonic() + 20
+        while at._workers.threads() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print(len(at._workers.threads()))
+        """
+        isolated(self, code, "0\n")
+
+    @unittest.skipIf(os.name != "posix", "signals")
+    def test_one_ctrl_c_ends_a_batch_whose_tool_ignores_cancellation(self) -> None:
+        code = """
+        import os, signal, threading
+        stuck = threading.Event()
+
+        def ignores(c):
+            threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+            stuck.wait(60)
+            return "late"
+
+        try:
+            for event in at.Executor().execute([at.Job(at.new_func("i", "", None, ignores), at.Call("1"))]):
+                pass
+        except KeyboardInterrupt:
+            print("interrupted once")
+        """
+        isolated(self, code, "interrupted once\n", timeout=30)
+
+
 if __name__ == "__main__":
     unittest.main()
