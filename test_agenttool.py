@@ -118,6 +118,7 @@ def needs(present: bool, reason: str) -> Callable[[Any], Any]:
 
     return failing
 
+
 # =============================================================================================
 # The validator: JSON-Schema-Test-Suite, messages, JSON truths, a second opinion
 # =============================================================================================
@@ -2132,6 +2133,8 @@ SAMPLES: dict[str, Any] = {
     "annotations": at.Annotations(idempotent=True),
     "confined": lambda args: (True, "container:agent-sandbox"),
     "replay": lambda args: at.Replay.KEYED,
+    "timeout": 30,
+    "max_output": 4000,
 }
 
 
@@ -4524,7 +4527,6 @@ class TestTheModule(unittest.TestCase):
             self.assertNotIn(later, loaded)
 
 
-
 def isolated(test: unittest.TestCase, code: str, expected: str, timeout: float = 60) -> None:
     """Run ``code`` in a fresh interpreter (agenttool importable) where a hang is possible:
     a hang fails as a timeout, and the output must be ``expected``."""
@@ -4689,8 +4691,7 @@ class TestFaultsNeverHang(unittest.TestCase):
         isolated(
             self,
             code,
-            "0 ['0', '1', '2', '3', '4', '5'] True\n1 ['0', '1', '2', '3', '4', '5'] True\n"
-            "True\n",
+            "0 ['0', '1', '2', '3', '4', '5'] True\n1 ['0', '1', '2', '3', '4', '5'] True\nTrue\n",
         )
 
     def test_an_async_tool_running_a_batch_of_async_tools_does_not_deadlock(self) -> None:
