@@ -3813,22 +3813,36 @@ Elicitor = Callable[[Elicitation], Answer]
 
 
 class _Cancellation:
-    """A call's cancellation: an event a thread can wait on, plus hooks run once when set
-    (an ``async def`` tool cancels its task through one)."""
+    """A call's cancellation: a flag, an event a thread can wait on (made when first asked
+    for: most calls never wait), and hooks run once when set (an ``async def`` tool cancels
+    its task through one)."""
 
-    __slots__ = ("event", "_hooks", "_lock")
+    __slots__ = ("is_set", "_event", "_hooks", "_lock")
 
     def __init__(self) -> None:
-        self.event = threading.Event()
+        self.is_set = False
+        self._event: threading.Event | None = None
         self._hooks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
+    @property
+    def event(self) -> threading.Event:
+        with self._lock:
+            if self._event is None:
+                self._event = threading.Event()
+                if self.is_set:
+                    self._event.set()
+            return self._event
+
     def cancel(self) -> None:
         with self._lock:
-            if self.event.is_set():
+            if self.is_set:
                 return
-            self.event.set()
+            self.is_set = True
+            event = self._event
             hooks, self._hooks = self._hooks, []
+        if event is not None:
+            event.set()
         for hook in hooks:
             try:
                 hook()
@@ -3838,7 +3852,7 @@ class _Cancellation:
     def on_cancel(self, hook: Callable[[], None]) -> Callable[[], None]:
         """Run ``hook`` when cancelled (now, if already); returns a function that forgets it."""
         with self._lock:
-            if not self.event.is_set():
+            if not self.is_set:
                 self._hooks.append(hook)
                 return lambda: self._forget(hook)
         hook()
@@ -3935,7 +3949,7 @@ def cancelled() -> bool:
     ``async def`` tool is cancelled for real: its task receives ``CancelledError``.
     """
     scope = _scope.get()
-    return scope is not None and scope.cancellation.event.is_set()
+    return scope is not None and scope.cancellation.is_set
 
 
 def cancel_event() -> threading.Event:
@@ -4130,6 +4144,8 @@ def max_output_of(t: Tool) -> int | None:
 
 def _positive(value: Any, kinds: tuple[type, ...]) -> Any:
     """``value`` when it is a positive number of one of ``kinds`` (never a bool), else None."""
+    if value is None:
+        return None
     if isinstance(value, kinds) and not isinstance(value, bool) and value > 0:  # type: ignore[operator]
         return value
     return None
@@ -4863,7 +4879,7 @@ class _JobState:
         self.resource = resource
         self.lock = threading.Lock()
         self.finished = False
-        self.progress: collections.deque[Result] = collections.deque()  # not yet taken
+        self.progress: collections.deque[Result] | None = None  # updates not yet taken
         self.cancellation: _Cancellation | None = None  # made when the job is launched
         self.admitted = False  # holds a place in its executor's bounds
         self.returned = False  # its tool is not running (any more, or ever)
@@ -4876,6 +4892,8 @@ class _JobState:
         with self.lock:
             if self.finished:
                 return
+            if self.progress is None:
+                self.progress = collections.deque()
             fresh = len(self.progress) < _PROGRESS_BACKLOG
             if fresh:
                 self.progress.append(result)
@@ -5100,6 +5118,10 @@ def _runs_as_task(t: Tool | None) -> bool:
     return isinstance(t, FunctionTool) and t._async and type(t).execute is FunctionTool.execute
 
 
+def _not_started(call: Call) -> Cancelled:
+    return Cancelled(f'call "{call.id}" was cancelled before it started')
+
+
 def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {_safe_str(exc)}"
 
@@ -5142,7 +5164,6 @@ class _Batch:
         self.states = [_JobState(i, self, *props[i]) for i in range(len(jobs))]
         self.lock = threading.Lock()
         self.cancelled = False
-        self.running = 0  # launched calls whose tools have not returned
         self.runs: collections.deque[_JobState] = collections.deque()
         self.drainers = 0  # pool turns taking calls from runs: never more than the bound
         self.deadlines: list[tuple[float, int, str, float]] = []
@@ -5156,7 +5177,7 @@ class _Batch:
         """The job's turn in its chain has come: run it when its bounds let it in."""
         call = self.jobs[s.index].call
         if self.cancelled:
-            self._skip(s, Cancelled(f'call "{call.id}" was cancelled before it started'))
+            self._skip(s, _not_started(call))
         elif self.jobs[s.index].tool is None:
             self._skip(s, NoTool(f'no tool for call "{call.id}"'))
         elif self.bounds.enter(s):
@@ -5169,24 +5190,25 @@ class _Batch:
 
     def _launch(self, s: _JobState) -> None:
         """Start an admitted job: a task on the caller's loop, or a pool thread's turn."""
-        with self.lock:
+        with s.lock:  # cancel() sets its flag first, then reads each job's under its lock
             cancelled = self.cancelled
             if not cancelled:
                 s.cancellation = _Cancellation()
-                self.running += 1
         if cancelled:
             call = self.jobs[s.index].call
-            self._skip(s, Cancelled(f'call "{call.id}" was cancelled before it started'))
+            self._skip(s, _not_started(call))
         elif self.loop is not None and _runs_as_task(self.jobs[s.index].tool):
             if threading.get_ident() == self.loop_thread:
                 self._start_task(s)
             else:
                 self.loop.call_soon_threadsafe(self._start_task, s)
         else:
+            self.runs.append(s)
+            if self.drainers >= self.bounds.limit:
+                return  # one of the batch's threads takes it (see _drain)
             with self.lock:
-                self.runs.append(s)
                 if self.drainers >= self.bounds.limit:
-                    return  # one of the batch's threads takes it when its call returns
+                    return
                 self.drainers += 1
             if not _workers.submit(self._drain):
                 self.post(None)  # no thread free: wake the consumer, which may run it itself
@@ -5200,18 +5222,27 @@ class _Batch:
     def _task_done(self, s: _JobState, task: Any) -> None:
         if task.cancelled():  # cancelled before its first step: _arun_job never ran
             call = self.jobs[s.index].call
-            self._skip(s, Cancelled(f'call "{call.id}" was cancelled before it started'))
+            self._skip(s, _not_started(call))
 
     def _drain(self) -> None:
         """A pool thread's turn: run the launched calls waiting for a thread, oldest first,
         until none is left.  A batch takes at most as many threads as its bound: a call
         launched while they are all taken waits for the first of them to come free."""
         while True:
-            with self.lock:
-                if not self.runs:
-                    self.drainers -= 1
-                    return
+            try:
                 s = self.runs.popleft()
+            except IndexError:
+                with self.lock:
+                    self.drainers -= 1
+                # A call appended while this thread still counted may have been left for it:
+                # take it back on if so (and if the bound lets it), else leave.
+                if not self.runs:
+                    return
+                with self.lock:
+                    if self.drainers >= self.bounds.limit:
+                        return
+                    self.drainers += 1
+                continue
             self.executor._perform(self, s)
 
     def help(self, only_without_threads: bool = False) -> bool:
@@ -5221,10 +5252,10 @@ class _Batch:
             return False
         if only_without_threads and _workers.threads():
             return False
-        with self.lock:
-            if not self.runs:
-                return False
+        try:
             s = self.runs.popleft()
+        except IndexError:
+            return False
         self.executor._perform(self, s)
         return True
 
@@ -5232,12 +5263,10 @@ class _Batch:
         """The job's tool is not running (any more, or ever): free its place in the bounds,
         launch whoever that lets in, and move its chain on once the consumer has its final
         event.  Once per job."""
-        with self.lock:
+        with s.lock:
             if s.returned:
                 return
             s.returned = True
-            if s.cancellation is not None:
-                self.running -= 1
             follow = s.taken
         if s.admitted:
             for other in self.bounds.leave(s):
@@ -5247,7 +5276,7 @@ class _Batch:
 
     def taken(self, s: _JobState) -> None:
         """The consumer has the job's final event (and has resumed past it)."""
-        with self.lock:
+        with s.lock:
             s.taken = True
             follow = s.returned
         if follow:
@@ -5264,18 +5293,20 @@ class _Batch:
             if self.cancelled:
                 return
             self.cancelled = True
-            started = [s.cancellation for s in self.states if s.cancellation is not None]
-        for cancellation in started:
-            cancellation.cancel()
+        for s in self.states:
+            with s.lock:
+                cancellation = s.cancellation
+            if cancellation is not None:
+                cancellation.cancel()
         for s in self.bounds.withdraw(self):
             self._offer(s)
         while True:
-            with self.lock:
-                if not self.runs:
-                    break
+            try:
                 s = self.runs.popleft()
+            except IndexError:
+                break
             call = self.jobs[s.index].call
-            self._skip(s, Cancelled(f'call "{call.id}" was cancelled before it started'))
+            self._skip(s, _not_started(call))
 
     def arm(self, s: _JobState, tool: str, seconds: float) -> None:
         """Start the job's clock, just before its tool runs."""
@@ -5644,8 +5675,8 @@ class Executor:
         job = batch.jobs[s.index]
         call = job.call
         assert s.cancellation is not None
-        if s.cancellation.event.is_set():
-            return Cancelled(f'call "{call.id}" was cancelled before it started')
+        if s.cancellation.is_set:
+            return _not_started(call)
         try:
             name = job.tool.name  # type: ignore[union-attr]
             if not isinstance(name, str):
