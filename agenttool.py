@@ -5200,8 +5200,11 @@ class _Batch:
         elif self.loop is not None and _runs_as_task(self.jobs[s.index].tool):
             if threading.get_ident() == self.loop_thread:
                 self._start_task(s)
-            else:
+                return
+            try:
                 self.loop.call_soon_threadsafe(self._start_task, s)
+            except RuntimeError:  # the caller's loop is closed: nobody runs or reads it
+                self._skip(s, _not_started(self.jobs[s.index].call))
         else:
             self.runs.append(s)
             if self.drainers >= self.bounds.limit:
