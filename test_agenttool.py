@@ -5058,19 +5058,23 @@ class TestOutputLimits(unittest.TestCase):
         self.assertEqual(str(errors[0]), "e" * 40)  # the host keeps the whole message
 
     def test_a_slow_consumer_gets_the_latest_progress_not_an_unbounded_queue(self) -> None:
+        sent = threading.Event()
+        go = threading.Event()
+
         def chatty(c: at.Call) -> str:
             for i in range(10_000):
                 at.progress(str(i))
+            sent.set()
+            go.wait(20)  # every update was sent before the consumer reads a second event
             return "done"
 
         gen = at.Executor().execute([at.Job(raw(chatty), at.Call("1"))])
-        events = []
-        first = next(gen)
-        events.append(first)
-        time.sleep(0.2)  # the tool runs ahead of its consumer
+        events = [next(gen)]
+        self.assertTrue(sent.wait(20))
+        go.set()
         events.extend(gen)
         progress = [e.result.output for e in events if not e.final]  # type: ignore[union-attr]
-        self.assertLess(len(progress), 100)
+        self.assertLessEqual(len(progress), 1 + 16)
         self.assertEqual(progress[-1], "9999")
         self.assertEqual(events[-1].result.output, "done")  # type: ignore[union-attr]
 
