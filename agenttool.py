@@ -5291,25 +5291,38 @@ class _Batch:
             self._offer(self.states[following])
 
     def cancel(self) -> None:
-        """Running tools see :func:`cancelled`; every job not started completes now."""
+        """Running tools see :func:`cancelled`; every job not started completes now, even
+        one whose turn in its chain would come only after a tool that never returns."""
         with self.lock:
             if self.cancelled:
                 return
             self.cancelled = True
-        for s in self.states:
-            with s.lock:
-                cancellation = s.cancellation
-            if cancellation is not None:
-                cancellation.cancel()
         for s in self.bounds.withdraw(self):
-            self._offer(s)
+            s.finish(None, _not_started(self.jobs[s.index].call))
+            with s.lock:
+                s.returned = True  # never admitted: nothing to leave
         while True:
             try:
                 s = self.runs.popleft()
             except IndexError:
                 break
-            call = self.jobs[s.index].call
-            self._skip(s, _not_started(call))
+            self._skip(s, _not_started(self.jobs[s.index].call))
+        for s in self.states:
+            with s.lock:
+                cancellation = s.cancellation
+                stuck = s.finished and not s.returned
+            if cancellation is not None:
+                cancellation.cancel()
+                if stuck:
+                    self._end_chain_after(s)
+
+    def _end_chain_after(self, s: _JobState) -> None:
+        """In a cancelled batch, complete now the chain's calls waiting behind ``s``, a
+        timed-out tool still running: their turn would come only when it returns."""
+        following = self.following[s.index]
+        while following >= 0:
+            self.states[following].finish(None, _not_started(self.jobs[following].call))
+            following = self.following[following]
 
     def arm(self, s: _JobState, tool: str, seconds: float) -> None:
         """Start the job's clock, just before its tool runs."""
@@ -5339,6 +5352,8 @@ class _Batch:
             if s.finish(None, TimeoutError(f'tool "{tool}" timed out after {seconds:g} s')):
                 assert s.cancellation is not None
                 s.cancellation.cancel()
+                if self.cancelled:
+                    self._end_chain_after(s)
         return wait
 
     def event_of(self, item: Any) -> Event | None:

@@ -5022,6 +5022,28 @@ class TestTimeouts(unittest.TestCase):
         self.assertIsInstance(events[0].error, TimeoutError)
         self.assertEqual(order, ["start 1", "end 1", "start 2", "end 2"])
 
+    def test_cancel_ends_a_chain_waiting_behind_a_tool_that_never_returns(self) -> None:
+        release = threading.Event()
+
+        def stuck(c: at.Call) -> str:
+            if c.id == "1":
+                release.wait(30)  # ignores cancellation
+            return c.id
+
+        t = at.new_func("stuck", "", None, stuck, resource="db", timeout=0.05)
+        jobs = [at.Job(t, at.Call(str(i))) for i in range(1, 4)]
+        cancel = threading.Event()
+        events = []
+        try:
+            for event in at.Executor().execute(jobs, cancel=cancel):
+                events.append(event)
+                cancel.set()  # after the timeout of call 1: calls 2 and 3 never start
+        finally:
+            release.set()
+        self.assertEqual([e.index for e in events], [0, 1, 2])
+        self.assertIsInstance(events[0].error, TimeoutError)
+        self.assertEqual(str(events[2].error), 'call "3" was cancelled before it started')
+
 
 class TestOutputLimits(unittest.TestCase):
     def test_long_output_is_cut_head_and_tail_and_kept_whole_on_the_result(self) -> None:
