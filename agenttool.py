@@ -4805,6 +4805,22 @@ class ToolSet(list[Tool]):
 
 # ---------------------------------------------------------------------------------------------
 # The executor
+#
+# How a batch runs, stated once:
+# - A batch (_Batch) offers the head of each chain; _Bounds, one per Executor, admits a call
+#   when fewer than max_parallel of the executor's calls run, its resource is free and no
+#   sequential call runs (a sequential call waits for the executor to be empty).  A call that
+#   does not fit waits in line; each call leaving lets in, in order, those that fit.
+# - An admitted sync call goes to the batch's `runs`; the batch holds at most max_parallel pool
+#   threads, each taking calls from `runs` until none is left: pool threads never wait for a
+#   consumer.  The thread waiting for a batch runs one of its calls itself when the pool has no
+#   thread free (its cap reached, or no thread could start).  Under aexecute an async tool's
+#   call is a task on the caller's loop instead.
+# - A job's tool runs through one pipeline (Executor._run_job / _arun_job); whatever escapes it
+#   still completes the job, once (_JobState.finish is first-wins).
+# - The consumer enforces deadlines while it waits: a job past its timeout completes at once
+#   and its tool sees cancelled(); the job leaves the bounds and its chain moves on only when
+#   the tool has returned and the consumer has taken its final event.
 # ---------------------------------------------------------------------------------------------
 
 DEFAULT_MAX_PARALLEL = 8
