@@ -5206,10 +5206,11 @@ class _Batch:
 
     def _launch(self, s: _JobState) -> None:
         """Start an admitted job: a task on the caller's loop, or a pool thread's turn."""
-        with s.lock:  # cancel() sets its flag first, then reads each job's under its lock
-            cancelled = self.cancelled
-            if not cancelled:
-                s.cancellation = _Cancellation()
+        cancelled = self.cancelled
+        if not cancelled:
+            s.cancellation = cancellation = _Cancellation()
+            if self.cancelled:  # cancel() may have looked at this job before it had one
+                cancellation.cancel()
         if cancelled:
             call = self.jobs[s.index].call
             self._skip(s, _not_started(call))
@@ -5295,6 +5296,8 @@ class _Batch:
 
     def taken(self, s: _JobState) -> None:
         """The consumer has the job's final event (and has resumed past it)."""
+        if self.following[s.index] < 0:
+            return  # the last of its chain: nothing waits for this
         with s.lock:
             s.taken = True
             follow = s.returned
