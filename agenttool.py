@@ -5767,6 +5767,8 @@ class Executor:
     ) -> tuple[Result | None, BaseException | None]:
         """Step 3: the tool's result checked, and cut to ``limit`` characters."""
         if not isinstance(result, Result):
+            if inspect.isawaitable(result):  # an async execute nobody will await
+                _close_unawaited(result)
             return None, TypeError(f'tool "{name}" returned {type(result).__name__}, not a Result')
         return (_limit_output(result, limit) if limit else result), None
 

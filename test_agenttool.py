@@ -4801,6 +4801,36 @@ class TestFaultsNeverHang(unittest.TestCase):
         """
         isolated(self, code, "0\n")
 
+    def test_a_hand_written_async_execute_fails_its_job_without_a_warning(self) -> None:
+        code = """
+        import gc, warnings
+        warnings.simplefilter("always")
+
+        class AsyncExecute:
+            name, description, parameters = "ae", "", None
+
+            async def execute(self, call):
+                return at.text("never")
+
+        _, errors = at.Executor().results([at.Job(AsyncExecute(), at.Call("1"))])
+        gc.collect()
+        print(errors[0])
+        """
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; sys.path.insert(0, sys.argv[1]); "
+                "import agenttool as at\n" + textwrap.dedent(code),
+                ROOT,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        self.assertEqual(done.stdout, 'tool "ae" returned coroutine, not a Result\n', done.stderr)
+        self.assertNotIn("never awaited", done.stderr)
+
     @unittest.skipIf(os.name != "posix", "signals")
     def test_one_ctrl_c_ends_a_batch_whose_tool_ignores_cancellation(self) -> None:
         code = """
