@@ -5650,9 +5650,10 @@ class Executor:
         fails completing the job with its error:
 
         1. :meth:`_admit_job`: the call's scope installed, the tool's name and limits read,
-           ``on_start`` run (the place for checks that may refuse a call);
-        2. the tool's ``execute`` (which checks the arguments) under the job's deadline;
-           what it raises becomes the failure (:meth:`_failure`);
+           ``on_start`` run: the place for checks that may refuse a call or answer with the
+           call to run instead;
+        2. the tool's ``execute`` of that call (which checks the arguments) under the job's
+           deadline; what it raises becomes the failure (:meth:`_failure`);
         3. :meth:`_complete_job`: the result checked and cut to ``max_output``.
 
         :meth:`_arun_job` runs the same steps around an async tool's task.
@@ -5660,13 +5661,13 @@ class Executor:
         admitted = self._admit_job(batch, s)
         if isinstance(admitted, BaseException):
             return None, admitted
-        name, timeout, limit = admitted
+        call, name, timeout, limit = admitted
         job = batch.jobs[s.index]
         assert job.tool is not None
         if timeout:
             batch.arm(s, name, timeout)
         try:
-            result = job.tool.execute(job.call)
+            result = job.tool.execute(call)
         except BaseException as exc:  # noqa: BLE001 - SystemExit too: the job's failure
             return None, _limited(self._failure(name, exc), limit)
         return self._complete_job(name, result, limit)
@@ -5683,13 +5684,13 @@ class Executor:
             if isinstance(admitted, BaseException):
                 error = admitted
             else:
-                name, timeout, limit = admitted
+                call, name, timeout, limit = admitted
                 job = batch.jobs[s.index]
                 assert isinstance(job.tool, FunctionTool)
                 if timeout:
                     batch.arm(s, name, timeout)
                 try:
-                    value = job.tool._begin(job.call)
+                    value = job.tool._begin(call)
                     if inspect.isawaitable(value):
                         value = await value
                     done = output(value)
@@ -5706,8 +5707,9 @@ class Executor:
 
     def _admit_job(
         self, batch: _Batch, s: _JobState
-    ) -> tuple[str, float | None, int | None] | BaseException:
-        """Step 1: install the call's scope and run ``on_start``; the tool's name, timeout
+    ) -> tuple[Call, str, float | None, int | None] | BaseException:
+        """Step 1: install the call's scope and run ``on_start``; the call to run (a check
+        placed here, such as an approval, may answer with another), the tool's name, timeout
         and output limit, or the error that completes the job instead."""
         job = batch.jobs[s.index]
         call = job.call
@@ -5733,9 +5735,9 @@ class Executor:
             self.recorder,
             self.elicitor,
             s.emit,
-            batch.loop,
-            batch.own_loop,
-            batch.bounds,
+            loop=batch.loop,
+            own_loop=batch.own_loop,
+            bounds=batch.bounds,
         )
         _scope.set(scope)  # in the job's own copy of the context, dropped with it
         if self.on_start is not None:
@@ -5749,7 +5751,7 @@ class Executor:
                 )
                 refusal.__cause__ = exc
                 return refusal
-        return name, timeout, limit
+        return call, name, timeout, limit
 
     @staticmethod
     def _failure(name: str, exc: BaseException) -> BaseException:
