@@ -2558,6 +2558,20 @@ class Tracker:
         return at.new_func(name, "", None, run, **options)
 
 
+def retire_pool_threads() -> None:
+    """Let every idle pool thread retire now (they otherwise linger 2 s), and wait for it."""
+    idle = at._workers.idle_seconds
+    at._workers.idle_seconds = 0.01
+    try:
+        for _ in at._workers.threads():  # wake each idle thread to see the new timeout
+            at._workers.submit(lambda: None)
+        for thread in threading.enumerate():
+            if thread.name == "agenttool-worker":
+                thread.join(10)
+    finally:
+        at._workers.idle_seconds = idle
+
+
 class TestExecutor(unittest.TestCase):
     def test_calls_run_in_parallel(self) -> None:
         barrier = threading.Barrier(3, timeout=10)
@@ -2783,6 +2797,7 @@ class TestExecutor(unittest.TestCase):
         self.assertEqual(at.Executor().results([]), ([], []))
 
     def test_a_soak_of_5000_jobs_gives_one_final_event_each_and_leaks_no_thread(self) -> None:
+        retire_pool_threads()  # those earlier tests left idle would count as this batch's
         others = sum(t.name != "agenttool-worker" for t in threading.enumerate())
         rng = random.Random(7)
         plan = [rng.choice(["ok", "fail", "crash", "progress"]) for _ in range(5000)]
@@ -2809,16 +2824,7 @@ class TestExecutor(unittest.TestCase):
         # The batch's threads go back to the shared pool (at most max_parallel of them), and
         # an idle pool thread retires: once they have, no thread is left behind.
         self.assertLessEqual(len(at._workers.threads()), at.DEFAULT_MAX_PARALLEL)
-        idle = at._workers.idle_seconds
-        at._workers.idle_seconds = 0.01
-        try:
-            for _ in at._workers.threads():  # wake each idle thread to see the new timeout
-                at._workers.submit(lambda: None)
-            for thread in threading.enumerate():
-                if thread.name == "agenttool-worker":
-                    thread.join(10)
-        finally:
-            at._workers.idle_seconds = idle
+        retire_pool_threads()
         self.assertEqual(at._workers.threads(), [])
         self.assertEqual(threading.active_count(), others)
 
@@ -5276,16 +5282,7 @@ class TestAsyncHosts(unittest.TestCase):
 
         seen = asyncio.run(host())
         self.assertEqual(seen, [1] * 5000)
-        idle = at._workers.idle_seconds
-        at._workers.idle_seconds = 0.01
-        try:
-            for _ in at._workers.threads():
-                at._workers.submit(lambda: None)
-            for thread in threading.enumerate():
-                if thread.name == "agenttool-worker":
-                    thread.join(10)
-        finally:
-            at._workers.idle_seconds = idle
+        retire_pool_threads()
         self.assertEqual(at._workers.threads(), [])
         left = {t for t in threading.enumerate() if t.name != "agenttool-worker"} - others
         self.assertEqual([t.name for t in left if t.name != "agenttool-async"], [])
