@@ -24,7 +24,7 @@ import sys
 import threading
 import types
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import (
     Any,
     Callable,
@@ -99,6 +99,8 @@ __all__ = [
     "Inject",
     "output_schema_of",
     "needs_approval_of",
+    "timeout_of",
+    "max_output_of",
     "FunctionTool",
     "tool",
     "new",
@@ -114,6 +116,8 @@ __all__ = [
     "RunOutput",
     # the executor
     "DEFAULT_MAX_PARALLEL",
+    "DEFAULT_MAX_THREADS",
+    "set_max_threads",
     "Job",
     "Event",
     "Executor",
@@ -4494,13 +4498,19 @@ class Result(_Value):
     stop after this batch.  A failed call is never a ``Result`` with error text: the tool
     raises, and the host renders the failure once with :func:`error_result`.
     ``structured`` is the JSON value of a tool with an output schema (:func:`output_schema_of`).
+
+
+    ``full_output`` is the output before a ``max_output`` limit cut it (``None`` when
+    nothing was cut): the host keeps everything, the model sees the cut ``output``.
     """
 
-    __slots__ = ("output", "details", "terminate", "structured")
+    __slots__ = ("output", "details", "terminate", "structured", "full_output")
     output: str | list[Part]
     details: Any
     terminate: bool
     structured: Any
+
+    full_output: str | list[Part] | None
 
     def __init__(
         self,
@@ -4508,11 +4518,13 @@ class Result(_Value):
         details: Any = None,
         terminate: bool = False,
         structured: Any = None,
+        full_output: str | list[Part] | None = None,
     ) -> None:
         self.output = output
         self.details = details
         self.terminate = terminate
         self.structured = structured
+        self.full_output = full_output
 
 
 def text(s: str) -> Result:
@@ -4668,7 +4680,7 @@ class ToolCrash(Exception):
     def __init__(self, tool: str, value: BaseException) -> None:
         self.tool = tool
         self.value = value
-        detail = str(value)
+        detail = _safe_str(value)
         kind = type(value).__name__
         super().__init__(
             f'tool "{tool}" crashed: {kind}: {detail}'
@@ -4687,14 +4699,65 @@ class NoTool(LookupError):
 
 def error_message(exc: BaseException) -> str:
     """The model's message for a failure: ``str(exc)``, led by the type name where that alone
-    says little (an empty message, or a bare key as ``KeyError`` gives it)."""
-    msg = str(exc)
+    says little (an empty message, or a bare key as ``KeyError`` gives it).
+
+    Never raises: an exception whose ``__str__`` fails reads ``<Type>: <str() failed>``.  A
+    failure from a call with a ``max_output`` limit is cut to it like an output would be.
+    """
+    msg = _safe_str(exc)
     kind = type(exc).__name__
     if not msg:
-        return kind
-    if isinstance(exc, KeyError):
-        return f"{kind}: {msg}"
-    return msg
+        msg = kind
+    elif isinstance(exc, KeyError) or msg == _STR_FAILED:
+        msg = f"{kind}: {msg}"
+    limit = getattr(exc, "__dict__", {}).get(_LIMIT_ATTR)
+    return _cut_middle(msg, limit) if isinstance(limit, int) else msg
+
+
+_STR_FAILED = "<str() failed>"
+_LIMIT_ATTR = "_agenttool_max_output"  # set by the executor on a failure of a limited call
+
+
+def _safe_str(value: object) -> str:
+    """``str(value)``, or ``<str() failed>`` when its ``__str__`` raises anything at all: a
+    message must never take down the code reporting a failure."""
+    try:
+        return str(value)
+    except BaseException:  # noqa: BLE001 - whatever __str__ raises, the report goes on
+        return _STR_FAILED
+
+
+def _cut_middle(text: str, limit: int) -> str:
+    """``text`` with at most ``limit`` of its characters: the head and the tail around a
+    marker that says how many characters were cut from the middle."""
+    if len(text) <= limit:
+        return text
+    head = (limit + 1) // 2
+    tail = text[len(text) - (limit - head) :] if limit > head else ""
+    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{tail}"
+
+
+def _limit_output(result: Result, limit: int) -> Result:
+    """``result`` with its text cut to ``limit`` characters (each text part on its own for a
+    list of parts), the uncut output kept as ``full_output``; ``result`` itself when nothing
+    needs cutting."""
+    out = result.output
+    if isinstance(out, str):
+        if len(out) <= limit:
+            return result
+        cut: str | list[Part] = _cut_middle(out, limit)
+    else:
+        cut = [
+            {**p, "text": _cut_middle(p["text"], limit)}
+            if isinstance(p.get("text"), str) and len(p["text"]) > limit
+            else p
+            for p in out
+        ]
+        if all(a is b for a, b in zip(cut, out)):
+            return result
+    return Result(
+        cut, result.details, result.terminate, structured=result.structured, full_output=out
+    )
 
 
 def error_result(exc: BaseException) -> Result:
@@ -4850,29 +4913,46 @@ Elicitor = Callable[[Elicitation], Answer]
 
 
 class _Cancellation:
-    """A call's cancellation: an event a thread can wait on, plus hooks run once when set
-    (an ``async def`` tool cancels its task through one)."""
+    """A call's cancellation: a flag, an event a thread can wait on (made when first asked
+    for: most calls never wait), and hooks run once when set (an ``async def`` tool cancels
+    its task through one)."""
 
-    __slots__ = ("event", "_hooks", "_lock")
+    __slots__ = ("is_set", "_event", "_hooks", "_lock")
 
     def __init__(self) -> None:
-        self.event = threading.Event()
+        self.is_set = False
+        self._event: threading.Event | None = None
         self._hooks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
+    @property
+    def event(self) -> threading.Event:
+        with self._lock:
+            if self._event is None:
+                self._event = threading.Event()
+                if self.is_set:
+                    self._event.set()
+            return self._event
+
     def cancel(self) -> None:
         with self._lock:
-            if self.event.is_set():
+            if self.is_set:
                 return
-            self.event.set()
+            self.is_set = True
+            event = self._event
             hooks, self._hooks = self._hooks, []
+        if event is not None:
+            event.set()
         for hook in hooks:
-            hook()
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - a hook whose loop is gone has nothing to stop
+                pass
 
     def on_cancel(self, hook: Callable[[], None]) -> Callable[[], None]:
         """Run ``hook`` when cancelled (now, if already); returns a function that forgets it."""
         with self._lock:
-            if not self.event.is_set():
+            if not self.is_set:
                 self._hooks.append(hook)
                 return lambda: self._forget(hook)
         hook()
@@ -4885,9 +4965,27 @@ class _Cancellation:
 
 
 class _Scope:
-    """What a running call sees through ``contextvars``; installed per call by the executor."""
+    """What a running call sees through ``contextvars``; installed per call by the executor.
 
-    __slots__ = ("call", "tool", "cancellation", "recorder", "elicitor", "emit", "inject")
+    ``loop`` is the loop an ``async def`` tool of the call runs on (the caller's, under
+    ``aexecute``); ``own_loop`` says the batch's consumer blocks a loop, so an async tool must
+    get a loop of its own; ``bounds`` are the executor bounds the call runs under (a batch run
+    from inside the call on the same executor is bounded on its own instead of waiting for
+    the slot its parent holds).
+    """
+
+    __slots__ = (
+        "call",
+        "tool",
+        "cancellation",
+        "recorder",
+        "elicitor",
+        "emit",
+        "loop",
+        "own_loop",
+        "bounds",
+        "inject",
+    )
 
     def __init__(
         self,
@@ -4898,6 +4996,9 @@ class _Scope:
         elicitor: Elicitor | None,
         emit: Callable[[Result], None] | None,
         inject: collections.abc.Mapping[str, Any] = types.MappingProxyType({}),
+        loop: Any = None,
+        own_loop: bool = False,
+        bounds: _Bounds | None = None,
     ) -> None:
         self.call = call
         self.tool = tool
@@ -4906,6 +5007,9 @@ class _Scope:
         self.elicitor = elicitor
         self.emit = emit
         self.inject = inject  # the host's values for Inject("key") parameters
+        self.loop = loop
+        self.own_loop = own_loop
+        self.bounds = bounds
 
 
 _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
@@ -4956,7 +5060,7 @@ def cancelled() -> bool:
     ``async def`` tool is cancelled for real: its task receives ``CancelledError``.
     """
     scope = _scope.get()
-    return scope is not None and scope.cancellation.event.is_set()
+    return scope is not None and scope.cancellation.is_set
 
 
 def cancel_event() -> threading.Event:
@@ -5154,6 +5258,29 @@ def needs_approval_of(t: Tool, args: dict[str, Any]) -> bool:
     return bool(needs(args) if callable(needs) else needs)
 
 
+def timeout_of(t: Tool) -> float | None:
+    """Seconds one call of the tool may run before it completes as timed out; ``None`` (the
+    executor's default applies) when it states no positive number."""
+    value: float | None = _positive(getattr(t, "timeout", None), (int, float))
+    return value
+
+
+def max_output_of(t: Tool) -> int | None:
+    """The most characters of output (and of error message) the model sees from one call;
+    ``None`` (the executor's default applies) when it states no positive integer."""
+    value: int | None = _positive(getattr(t, "max_output", None), (int,))
+    return value
+
+
+def _positive(value: Any, kinds: tuple[type, ...]) -> Any:
+    """``value`` when it is a positive number of one of ``kinds`` (never a bool), else None."""
+    if value is None:
+        return None
+    if isinstance(value, kinds) and not isinstance(value, bool) and value > 0:  # type: ignore[operator]
+        return value
+    return None
+
+
 PROPERTIES: dict[str, Callable[..., Any]] = {
     "strict": is_strict,
     "sequential": is_sequential,
@@ -5163,6 +5290,8 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "replay": replay_of,
     "output_schema": output_schema_of,
     "needs_approval": needs_approval_of,
+    "timeout": timeout_of,
+    "max_output": max_output_of,
 }
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""
@@ -5417,6 +5546,8 @@ class FunctionTool:
         replay: Replay | Callable[[dict[str, Any]], Replay] | None = None,
         needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
         lenient: bool | None = None,
+        timeout: float | None = None,
+        max_output: int | None = None,
         parameters: dict[str, Any] | None = None,
         validate: bool | None = None,
         struct: bool = False,
@@ -5441,6 +5572,10 @@ class FunctionTool:
         self._replay = replay
         self.needs_approval = needs_approval
         self.lenient = lenient
+        self.timeout = _option(f"tool {self.name!r}", "timeout", timeout, (int, float), "seconds")
+        self.max_output = _option(
+            f"tool {self.name!r}", "max_output", max_output, (int,), "characters"
+        )
         self._raw = raw
         self._output = _output_option(self.name, output_schema)
         self._decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None
@@ -5471,6 +5606,11 @@ class FunctionTool:
             kind = next(k for k in (SchemaError, TypeError, ValueError) if isinstance(exc, k))
             raise kind(f"agenttool: tool {self.name!r}: {exc}") from exc
         functools.update_wrapper(self, fn)
+        self._async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__
+        )
+        if self._async:
+            _mark_coroutine_function(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -5499,29 +5639,37 @@ class FunctionTool:
         return self._run(call, scope)
 
     def _run(self, call: Call, scope: _Scope) -> Result:
+        value = self._begin(call)
+        if inspect.isawaitable(value):
+            value = _run_async(value, scope)
+        return self._result(value)
+
+    def _begin(self, call: Call) -> Any:
+        """Check and decode the arguments and call the function: its value, a coroutine for
+        an ``async def`` (which the executor may run as a task on the caller's loop)."""
         if self._raw:
             if self._validator is not None:  # a raw tool reads call.args itself
                 self._validator.validate(_parse_arguments(call.args))
-            value = self.fn(call)
-        else:
-            lenient = (self.parameters or NO_ARGS) if self.lenient else None
-            args = _parse_arguments(call.args, lenient)
-            if self._validator is None and self._unchecked is not None:
-                self._validator = validator(self._unchecked)
-            if self._validator is not None:
-                self._validator.validate(args)
-            if self._decode is not None:
-                args = self._decode(args)
-            elif self._allowed is not None:
-                if not self._allowed.issuperset(args):
-                    _refuse_keys(args, self._allowed, unknown=True)
-            elif self._hidden:
-                _refuse_keys(args, self._hidden)
-            if self._injected:
-                args = self._with_injected(args, call, scope)
-            value = self.fn(**args)
-        if inspect.isawaitable(value):
-            value = _run_async(value, scope)
+            return self.fn(call)
+        lenient = (self.parameters or NO_ARGS) if self.lenient else None
+        args = _parse_arguments(call.args, lenient)
+        if self._validator is None and self._unchecked is not None:
+            self._validator = validator(self._unchecked)
+        if self._validator is not None:
+            self._validator.validate(args)
+        if self._decode is not None:
+            args = self._decode(args)
+        elif self._allowed is not None:
+            if not self._allowed.issuperset(args):
+                _refuse_keys(args, self._allowed, unknown=True)
+        elif self._hidden:
+            _refuse_keys(args, self._hidden)
+        if self._injected:
+            args = self._with_injected(args, call)
+        return self.fn(**args)
+
+    def _result(self, value: Any) -> Result:
+        """What the function returned as the model sees it, with its structured value."""
         result = output(value)
         if not isinstance(value, Result) and self.output_schema is not None:
             result.structured = _structured(value, result)
@@ -5535,17 +5683,19 @@ class FunctionTool:
             self._output = _output_schema_from_hint(self.fn)
         return typing.cast(Optional[dict[str, Any]], self._output)
 
-    def _with_injected(self, args: dict[str, Any], call: Call, scope: _Scope) -> dict[str, Any]:
+    def _with_injected(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         """The keyword arguments with the host's parameters filled in (see :class:`Inject`)."""
         out = dict(args)
         run = _run_inject.get()
+        scope = _scope.get()
+        host = scope.inject if scope is not None else {}
         for name, key, default in self._injected:
             if not key:
                 out[name] = call
             elif key in run:
                 out[name] = run[key]
-            elif key in scope.inject:
-                out[name] = scope.inject[key]
+            elif key in host:
+                out[name] = host[key]
             elif default is _EMPTY:
                 raise _missing_injection(self.name, key)
         return out
@@ -5609,6 +5759,25 @@ def _structured(value: Any, result: Result) -> Any:
     return json.loads(_dumps(value))
 
 
+def _option(owner: str, option: str, value: Any, kinds: tuple[type, ...], unit: str) -> Any:
+    """A numeric option as given: ``None``, or a positive number of ``kinds``."""
+    if value is None or _positive(value, kinds) is not None:
+        return value
+    raise ValueError(f"agenttool: {owner}: {option} must be a positive number of {unit}")
+
+
+def _mark_coroutine_function(obj: Any) -> None:
+    """Make ``inspect.iscoroutinefunction(obj)`` (3.12+) and ``asyncio.iscoroutinefunction``
+    (every version) true for a tool made from an ``async def``."""
+    import asyncio.coroutines  # only for an async tool, which needs asyncio to run anyway
+
+    marker = getattr(asyncio.coroutines, "_is_coroutine", None)
+    if marker is not None:
+        obj._is_coroutine = marker
+    if hasattr(inspect, "markcoroutinefunction"):
+        inspect.markcoroutinefunction(obj)
+
+
 class _ClosingFunctionTool(FunctionTool):
     """A function tool that owns something: the host closes it through ``close()``."""
 
@@ -5633,7 +5802,8 @@ def new(
     ``replay`` (a :class:`Replay` or a function of the arguments), ``needs_approval`` (a
     bool or a function of the arguments object), ``lenient=True`` (repair objects and arrays
     sent as JSON strings, see :func:`lenient_args`; ``None`` leaves it to the executor's
-    default), ``closer``,
+    default), ``timeout`` (seconds a call may run), ``max_output`` (characters of output the
+    model sees), ``closer``,
     ``parameters`` (a supplied schema, then not validated unless ``validate=True``),
     ``validate=False`` (skip validation of the generated schema), ``struct=True`` (the
     function's one parameter is a dataclass or TypedDict whose schema is the root) and
@@ -5692,62 +5862,164 @@ def tool(
 
 
 # ---------------------------------------------------------------------------------------------
-# async def tools: one event loop in a thread of its own, shared by every call
+# async def tools: where their coroutines run
+#
+# Under the synchronous API an async tool runs on one shared loop in a daemon thread, started on
+# first use and kept, so an async client a tool made once keeps working across calls; under
+# Executor.aexecute it runs as a task on the caller's loop.  A batch whose consumer blocks a loop
+# (the synchronous API called from a coroutine, or from an async tool: an agent as a tool) runs
+# each of its async calls on a fresh loop instead, so no loop ever waits on itself.  Whatever a
+# tool raises (SystemExit and KeyboardInterrupt included) becomes the call's failure and never
+# reaches a loop.  A forked child starts a new shared loop: the parent's thread is not there.
 # ---------------------------------------------------------------------------------------------
 
 _loop_lock = threading.Lock()
 _loop: Any = None
+_loop_thread: threading.Thread | None = None
 
 
 def _event_loop() -> Any:
-    """The loop ``async def`` tools run on, started on first use in a daemon thread and kept,
-    so an async client a tool made once keeps working across calls and batches."""
-    global _loop
+    """The shared loop, started (again, should its thread be gone) on first use."""
+    global _loop, _loop_thread
     with _loop_lock:
-        if _loop is None:
+        if _loop is None or _loop_thread is None or not _loop_thread.is_alive():
             import asyncio
 
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="agenttool-async", daemon=True).start()
-            _loop = loop
+            thread = threading.Thread(
+                target=_serve_forever, args=(loop,), name="agenttool-async", daemon=True
+            )
+            thread.start()
+            _loop, _loop_thread = loop, thread
         return _loop
 
 
+def _serve_forever(loop: Any) -> None:
+    """Run the shared loop for good: whatever escapes a callback stops ``run_forever``, which
+    then simply runs again."""
+    while True:
+        try:
+            loop.run_forever()
+            return
+        except BaseException:  # noqa: BLE001, S112 - the shared loop outlives anything raised
+            continue
+
+
+def _running_loop() -> Any:
+    """The event loop running on this thread, or ``None`` (always, when asyncio is not even
+    imported, which keeps this free for hosts that never use it)."""
+    asyncio = sys.modules.get("asyncio")
+    return asyncio._get_running_loop() if asyncio is not None else None
+
+
+async def _guarded(awaitable: Any) -> tuple[Any, BaseException | None]:
+    """Await ``awaitable`` and give its outcome as ``(value, None)`` or ``(None, error)``:
+    nothing but cancellation leaves the task, so no tool's exception reaches a loop."""
+    import asyncio
+
+    try:
+        return await awaitable, None
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: it is the call's failure
+        return None, exc
+
+
+def _close_unawaited(awaitable: Any) -> None:
+    """Close a coroutine that will never run, so it is not reported as never awaited."""
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # noqa: BLE001, S110 - it never ran: there is nothing to report
+            pass
+
+
 def _run_async(awaitable: Any, scope: _Scope) -> Any:
-    """Run a coroutine on the shared loop in this call's context; cancelling the call
-    cancels its task."""
+    """Run a tool's coroutine to its end for a thread that waits for it, on the loop that
+    cannot be waiting on this very thread; cancelling the call cancels its task."""
+    here = _running_loop()
+    loop = scope.loop
+    if loop is not None and loop is not here and loop.is_running():
+        return _wait_on(loop, awaitable, scope)
+    if scope.own_loop or here is not None:
+        return _run_on_own_loop(awaitable, scope)
+    return _wait_on(_event_loop(), awaitable, scope)
+
+
+def _wait_on(loop: Any, awaitable: Any, scope: _Scope, drive: bool = False) -> Any:
+    """Run ``awaitable`` as a task on ``loop`` in this call's context and wait for its
+    outcome; with ``drive`` this thread runs the loop until the task is done."""
     import concurrent.futures
 
-    loop = _event_loop()
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()
     context = contextvars.copy_context()
     tasks: list[Any] = []
 
-    async def runner() -> Any:
-        return await awaitable
+    def finished(task: Any) -> None:
+        if task.cancelled():
+            _close_unawaited(awaitable)  # cancelled before its first step
+            done.set_exception(Cancelled(f'call "{scope.call.id}" was cancelled'))
+        else:
+            value, error = task.result()
+            if error is None:
+                done.set_result(value)
+            else:
+                done.set_exception(error)
+        if drive:
+            loop.stop()
 
     def start() -> None:
-        task = context.run(loop.create_task, runner())
+        task = context.run(loop.create_task, _guarded(awaitable))
         tasks.append(task)
-
-        def finished(t: Any) -> None:
-            if t.cancelled():
-                done.set_exception(Cancelled(f'call "{scope.call.id}" was cancelled'))
-            elif t.exception() is not None:
-                done.set_exception(t.exception())
-            else:
-                done.set_result(t.result())
-
         task.add_done_callback(finished)
 
-    loop.call_soon_threadsafe(start)
+    try:
+        loop.call_soon_threadsafe(start)
+    except RuntimeError:  # the loop is closed
+        _close_unawaited(awaitable)
+        raise
     forget = scope.cancellation.on_cancel(
         lambda: loop.call_soon_threadsafe(lambda: [t.cancel() for t in tasks])
     )
     try:
+        if drive:
+            loop.run_forever()
         return done.result()
     finally:
         forget()
+
+
+def _run_on_own_loop(awaitable: Any, scope: _Scope) -> Any:
+    """Run ``awaitable`` on a fresh loop: driven by this thread, or by a thread of its own
+    when this thread already runs a loop (which waits for the call and must not run it)."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    try:
+        if _running_loop() is None:
+            return _wait_on(loop, awaitable, scope, drive=True)
+        outcome: list[tuple[Any, BaseException | None]] = []
+
+        def drive() -> None:
+            try:
+                outcome.append((_wait_on(loop, awaitable, scope, drive=True), None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                outcome.append((None, exc))
+
+        thread = threading.Thread(target=drive, name="agenttool-async", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:
+            _close_unawaited(awaitable)
+            raise
+        thread.join()
+        value, error = outcome[0]
+        if error is not None:
+            raise error
+        return value
+    finally:
+        loop.close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -6191,6 +6463,37 @@ def _check_rule(names: list[str], what: str) -> None:
         )
 
 
+class _Run:
+    """One :meth:`ToolSet.run` (or ``arun``): the calls read, the jobs run for them and where
+    each answers, and the outcomes of the calls that need no job (refused, or pending)."""
+
+    def __init__(self, fmt: str, found: list[_ProviderCall], names: str) -> None:
+        self.fmt = fmt
+        self.found = found
+        self.names = names  # the tools there are, for a missing tool's message
+        self.outcomes: list[Result | BaseException | None] = [None] * len(found)
+        self.pending: list[Pending] = []
+        self.jobs: list[Job] = []
+        self.places: list[int] = []  # the call each job answers
+
+    def items(
+        self,
+        results: list[Result | None],
+        failures: list[BaseException | None],
+        errors: ErrorPolicy | None,
+    ) -> RunOutput:
+        """The output items for the jobs' outcomes, in call order, with what is pending."""
+        for i, job, result, error in zip(self.places, self.jobs, results, failures):
+            if isinstance(error, NoTool):
+                error = NoTool(f'no tool named "{self.found[i].name}"; the tools are {self.names}')
+            if error is not None and job.tool is not None:
+                error = _policy_error(error, errors, job.tool.name)
+            self.outcomes[i] = error if error is not None else result or Result("")
+        done = [(c, o) for c, o in zip(self.found, self.outcomes) if o is not None]
+        items = _output_items(self.fmt, [c for c, _ in done], [o for _, o in done])
+        return RunOutput(items, self.pending)
+
+
 class ToolSet(list[Tool]):
     """The tools offered to a model, in order: a list with lookups, checks, definitions and
     one call from a provider's tool calls to the output items to send back.
@@ -6368,41 +6671,70 @@ class ToolSet(list[Tool]):
         ``pending``; send ``[p.item for p in pending]`` again with the answers.
         """
         _check_errors(errors)
-        fmt, found = _read_calls(calls, format)
         runner = executor or Executor()
-        names = ", ".join(f'"{t.name}"' for t in self) or "none"
-        outcomes: list[Result | BaseException | None] = [None] * len(found)
-        pending: list[Pending] = []
-        jobs: list[Job] = []
-        places: list[int] = []
+        run = self._prepare(calls, format, runner, approvals)
+        token = _run_inject.set({**_run_inject.get(), **inject}) if inject else None
+        try:
+            results, failures = runner.results(run.jobs)
+        finally:
+            if token is not None:
+                _run_inject.reset(token)
+        return run.items(results, failures, errors)
+
+    async def arun(
+        self,
+        calls: Any,
+        *,
+        format: str | None = None,
+        executor: Executor | None = None,
+        inject: collections.abc.Mapping[str, Any] | None = None,
+        errors: ErrorPolicy | None = None,
+        approvals: collections.abc.Mapping[str, Any] | None = None,
+    ) -> RunOutput:
+        """:meth:`run` for an asyncio host: the same output items (and ``pending``), the batch
+        run through :meth:`Executor.aexecute` (``async def`` tools as tasks on the running
+        loop, sync tools on the worker threads)."""
+        _check_errors(errors)
+        runner = executor or Executor()
+        run = self._prepare(calls, format, runner, approvals)
+        results: list[Result | None] = [None] * len(run.jobs)
+        failures: list[BaseException | None] = [None] * len(run.jobs)
+        token = _run_inject.set({**_run_inject.get(), **inject}) if inject else None
+        try:
+            async for event in runner.aexecute(run.jobs):
+                if event.final:
+                    results[event.index] = event.result
+                    failures[event.index] = event.error
+        finally:
+            if token is not None:
+                _run_inject.reset(token)
+        return run.items(results, failures, errors)
+
+    def _prepare(
+        self,
+        calls: Any,
+        format: str | None,
+        runner: Executor,
+        approvals: collections.abc.Mapping[str, Any] | None,
+    ) -> _Run:
+        """The provider's calls read, and the jobs to run for them (under ``approvals``, a
+        call still waiting for its answer is set aside as pending, a refused one answered)."""
+        fmt, found = _read_calls(calls, format)
+        run = _Run(fmt, found, ", ".join(f'"{t.name}"' for t in self) or "none")
         for i, c in enumerate(found):
             job = Job(self.lookup(c.name), Call(c.call_id, c.arguments))
             if approvals is not None and job.tool is not None:
                 try:
-                    approved = self._approved(job, c, approvals, runner.lenient, pending)
+                    approved = self._approved(job, c, approvals, runner.lenient, run.pending)
                 except Exception as exc:  # noqa: BLE001 - a refusal is this call's outcome
-                    outcomes[i] = exc
+                    run.outcomes[i] = exc
                     continue
                 if approved is None:
                     continue
                 job = approved
-            jobs.append(job)
-            places.append(i)
-        token = _run_inject.set({**_run_inject.get(), **inject}) if inject else None
-        try:
-            results, failures = runner.results(jobs)
-        finally:
-            if token is not None:
-                _run_inject.reset(token)
-        for i, job, result, error in zip(places, jobs, results, failures):
-            if isinstance(error, NoTool):
-                error = NoTool(f'no tool named "{found[i].name}"; the tools are {names}')
-            if error is not None and job.tool is not None:
-                error = _policy_error(error, errors, job.tool.name)
-            outcomes[i] = error if error is not None else result or Result("")
-        done = [(c, o) for c, o in zip(found, outcomes) if o is not None]
-        items = _output_items(fmt, [c for c, _ in done], [o for _, o in done])
-        return RunOutput(items, pending)
+            run.jobs.append(job)
+            run.places.append(i)
+        return run
 
     @staticmethod
     def _approved(
@@ -6428,9 +6760,33 @@ class ToolSet(list[Tool]):
 
 # ---------------------------------------------------------------------------------------------
 # The executor
+#
+# How a batch runs, stated once:
+# - A batch (_Batch) offers the head of each chain; _Bounds, one per Executor, admits a call
+#   when fewer than max_parallel of the executor's calls run, its resource is free and no
+#   sequential call runs (a sequential call waits for the executor to be empty).  A call that
+#   does not fit waits in line; each call leaving lets in, in order, those that fit.
+# - An admitted sync call goes to the batch's `runs`; the batch holds at most max_parallel pool
+#   threads, each taking calls from `runs` until none is left: pool threads never wait for a
+#   consumer.  The thread waiting for a batch runs one of its calls itself when the pool has no
+#   thread free (its cap reached, or no thread could start).  Under aexecute an async tool's
+#   call is a task on the caller's loop instead.
+# - A job's tool runs through one pipeline (Executor._run_job / _arun_job); whatever escapes it
+#   still completes the job, once (_JobState.finish is first-wins).
+# - The consumer enforces deadlines while it waits: a job past its timeout completes at once
+#   and its tool sees cancelled(); the job leaves the bounds and its chain moves on only when
+#   the tool has returned and the consumer has taken its final event.
 # ---------------------------------------------------------------------------------------------
 
 DEFAULT_MAX_PARALLEL = 8
+
+DEFAULT_MAX_THREADS = 128
+"""The most worker threads the process runs for all executors together, unless
+:func:`set_max_threads` says otherwise: well inside a container's usual pid limit, and far more
+than the I/O-bound tools of a few agents keep busy."""
+
+_POLL_SECONDS = 0.05  # how often a waiting consumer looks at a threading.Event it was given
+_PROGRESS_BACKLOG = 16  # updates kept per job for a slower consumer; beyond, the latest wins
 
 
 class Job(_Value):
@@ -6469,41 +6825,90 @@ class Event(_Value):
 
 
 class _JobState:
-    """One job's outbox: progress goes out until the final event, and never after it."""
+    """One job's place in its batch: its outbox (progress, at most ``_PROGRESS_BACKLOG``
+    updates waiting with the latest always kept, then exactly one final event), its
+    cancellation, and how far it has got."""
 
-    __slots__ = ("index", "lock", "finished", "events")
+    __slots__ = (
+        "index",
+        "batch",
+        "alone",
+        "resource",
+        "lock",
+        "finished",
+        "progress",
+        "cancellation",
+        "admitted",
+        "returned",
+        "taken",
+    )
 
-    def __init__(self, index: int, events: Any) -> None:
+    def __init__(self, index: int, batch: _Batch, alone: bool, resource: str) -> None:
         self.index = index
+        self.batch = batch
+        self.alone = alone  # a sequential tool's call: runs beside nothing of its executor
+        self.resource = resource
         self.lock = threading.Lock()
         self.finished = False
-        self.events = events
+        self.progress: collections.deque[Result] | None = None  # updates not yet taken
+        self.cancellation: _Cancellation | None = None  # made when the job is launched
+        self.admitted = False  # holds a place in its executor's bounds
+        self.returned = False  # its tool is not running (any more, or ever)
+        self.taken = False  # the consumer has its final event
 
     def emit(self, result: Result) -> None:
+        """A progress update.  A consumer that keeps up gets every one; for a slower one the
+        backlog stops growing and its newest entry is replaced by the latest update, so a
+        tool faster than its consumer never fills memory."""
         with self.lock:
-            if not self.finished:
-                self.events.put(Event(self.index, False, result))
+            if self.finished:
+                return
+            if self.progress is None:
+                self.progress = collections.deque()
+            fresh = len(self.progress) < _PROGRESS_BACKLOG
+            if fresh:
+                self.progress.append(result)
+            else:
+                self.progress[-1] = result
+        if fresh:
+            self.batch.post(self)
 
-    def finish(self, result: Result | None, error: BaseException | None) -> None:
+    def finish(self, result: Result | None, error: BaseException | None) -> bool:
+        """Post the final event unless there already is one; whether this call posted it."""
         with self.lock:
+            if self.finished:
+                return False
             self.finished = True
-            self.events.put(Event(self.index, True, result, error))
+        self.batch.post(Event(self.index, True, result, error))
+        return True
 
 
 class _WorkerPool:
-    """The threads every executor's batches run on.  A batch hands the pool one function per
-    worker it needs; a thread left idle for ``idle_seconds`` exits, so a busy agent reuses
-    threads (starting one costs more than a small call) and a quiet process keeps none."""
+    """The threads every executor's batches (and the MCP server's calls) run on.
 
-    def __init__(self, idle_seconds: float) -> None:
+    At most ``max_threads`` threads: a task beyond them waits for the next thread to come
+    free, never fails, and so does a task when no thread can be started (a container's pid
+    limit): the threads there are carry on.  A thread left idle for ``idle_seconds`` exits, so
+    a busy agent reuses threads and a quiet process keeps none.  A task never takes its
+    thread down (the executor's tasks raise nothing; anything else raised is dropped).
+    """
+
+    def __init__(self, idle_seconds: float, max_threads: int) -> None:
         self.idle_seconds = idle_seconds
+        self.max_threads = max_threads
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every thread and task: a forked child has none of its parent's threads."""
         self._lock = threading.Lock()
         self._idle = 0  # idle threads no task has been handed to yet
+        self._queued = 0  # queued tasks no thread is on its way to
         self._tasks: queue.SimpleQueue[Callable[[], None]] | None = None
         self._threads: set[threading.Thread] = set()
 
-    def submit(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on an idle thread, or on a new one when none is idle."""
+    def submit(self, fn: Callable[[], None]) -> bool:
+        """Run ``fn`` on a pool thread: ``True`` when a thread is on its way to it, ``False``
+        when it waits for one to come free (the cap is reached, or no thread can start)."""
         with self._lock:
             if self._tasks is None:
                 import queue
@@ -6512,23 +6917,38 @@ class _WorkerPool:
             self._tasks.put(fn)
             if self._idle:
                 self._idle -= 1
-                return
-            thread = threading.Thread(target=self._work, name="agenttool-worker", daemon=True)
+                return True
+            if len(self._threads) >= self.max_threads:
+                self._queued += 1
+                return False
+            thread = threading.Thread(
+                target=self._work, args=(self._tasks,), name="agenttool-worker", daemon=True
+            )
             self._threads.add(thread)
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError:  # "can't start new thread": the threads there are carry on
+            with self._lock:
+                self._threads.discard(thread)
+                self._queued += 1
+            return False
+        return True
+
+    def saturated(self) -> bool:
+        """Whether some task is waiting for a thread to come free."""
+        return self._queued > 0
 
     def threads(self) -> list[threading.Thread]:
         """The pool's threads now, idle or not."""
         with self._lock:
             return list(self._threads)
 
-    def _work(self) -> None:
+    def _work(self, tasks: queue.SimpleQueue[Callable[[], None]]) -> None:
         import queue
 
-        assert self._tasks is not None
         while True:
             try:
-                fn = self._tasks.get(timeout=self.idle_seconds)
+                fn = tasks.get(timeout=self.idle_seconds)
             except queue.Empty:
                 with self._lock:
                     if self._idle:  # no task is on its way to this thread: retire
@@ -6538,46 +6958,455 @@ class _WorkerPool:
                 continue
             try:
                 fn()
-            finally:
-                with self._lock:
+            except BaseException:  # noqa: BLE001, S110 - the thread the pool counts lives on
+                pass
+            with self._lock:
+                if self._queued:
+                    self._queued -= 1  # this thread takes a task that waited for one
+                else:
                     self._idle += 1
 
 
-_workers = _WorkerPool(idle_seconds=2.0)
+_workers = _WorkerPool(idle_seconds=2.0, max_threads=DEFAULT_MAX_THREADS)
+_fork_generation = 0  # counts forks into this process, so state from before one is dropped
+
+
+def set_max_threads(n: int) -> int:
+    """Set the most worker threads the process runs for all executors together (at least 1;
+    :data:`DEFAULT_MAX_THREADS` to begin with) and return the previous cap.  Calls beyond it
+    wait for a thread; a batch run from inside a call still finishes at the cap, because the
+    thread waiting for it runs its calls itself while no pool thread is free."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError("agenttool: the thread cap must be a positive integer")
+    previous, _workers.max_threads = _workers.max_threads, n
+    return previous
+
+
+def _after_fork_in_child() -> None:
+    """A forked child keeps only the forking thread: start over with no pool threads, no
+    shared loop and fresh locks, and let every executor drop the bounds it counted."""
+    global _fork_generation, _loop, _loop_thread, _loop_lock
+    _fork_generation += 1
+    _workers.reset()
+    _loop = _loop_thread = None
+    _loop_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class _Bounds:
+    """One executor's bounds across all of its batches in flight: at most ``limit`` calls
+    running, one call at a time per resource, and a sequential tool's call beside nothing.
+
+    A call that does not fit waits in line; each call leaving lets in, in order, the waiting
+    calls that fit then (none jumps a waiting sequential call)."""
+
+    __slots__ = ("limit", "lock", "running", "held", "alone", "line", "alone_waiting", "generation")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.lock = threading.Lock()
+        self.running = 0
+        self.held: set[str] = set()
+        self.alone = False  # a sequential tool's call is running
+        self.line: collections.deque[_JobState] = collections.deque()
+        self.alone_waiting = 0  # sequential calls in line: nothing arriving jumps them
+        self.generation = _fork_generation
+
+    def _fits(self, s: _JobState) -> bool:
+        return (
+            self.running < self.limit
+            and not self.alone
+            and (not s.alone or self.running == 0)
+            and not (s.resource and s.resource in self.held)
+        )
+
+    def _take(self, s: _JobState) -> None:
+        self.running += 1
+        self.alone = s.alone
+        if s.resource:
+            self.held.add(s.resource)
+        s.admitted = True
+
+    def enter(self, s: _JobState) -> bool:
+        """Take a place for ``s`` now (``True``), or put it in line (``False``)."""
+        with self.lock:
+            if self._fits(s) and not self.alone_waiting:
+                self._take(s)
+                return True
+            self.line.append(s)
+            self.alone_waiting += s.alone
+            return False
+
+    def leave(self, s: _JobState) -> list[_JobState]:
+        """Give up ``s``'s place; the waiting calls let in, to be launched by the caller."""
+        with self.lock:
+            self.running -= 1
+            self.alone = False
+            self.held.discard(s.resource)
+            s.admitted = False
+            let_in: list[_JobState] = []
+            line, i = self.line, 0
+            while i < len(line) and self.running < self.limit and not self.alone:
+                waiting = line[i]
+                if self._fits(waiting):
+                    del line[i]
+                    self.alone_waiting -= waiting.alone
+                    self._take(waiting)
+                    let_in.append(waiting)
+                elif waiting.alone:
+                    break
+                else:
+                    i += 1
+            return let_in
+
+    def withdraw(self, batch: _Batch) -> list[_JobState]:
+        """Take a cancelled batch's calls out of line."""
+        with self.lock:
+            gone = [s for s in self.line if s.batch is batch]
+            if gone:
+                self.line = collections.deque(s for s in self.line if s.batch is not batch)
+                self.alone_waiting -= sum(s.alone for s in gone)
+            return gone
+
+
+def _job_bounds(job: Job) -> tuple[bool, str]:
+    """``(sequential, resource)`` of a job's tool; a tool whose properties cannot be read
+    reads as neither (its call then fails when it runs, as one job, not the batch)."""
+    if job.tool is None:
+        return False, ""
+    try:
+        return is_sequential(job.tool), resource_of(job.tool)
+    except Exception:  # noqa: BLE001 - reported by the job, not here
+        return False, ""
+
+
+def _runs_as_task(t: Tool | None) -> bool:
+    """Whether ``aexecute`` runs this tool as a task on the caller's loop: a function tool
+    made from an ``async def`` whose ``execute`` is its own (a wrapper runs on a thread)."""
+    return isinstance(t, FunctionTool) and t._async and type(t).execute is FunctionTool.execute
+
+
+def _not_started(call: Call) -> Cancelled:
+    return Cancelled(f'call "{call.id}" was cancelled before it started')
+
+
+def _exception_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {_safe_str(exc)}"
+
+
+def _limited(exc: BaseException, limit: int | None) -> BaseException:
+    """``exc``, its message for the model cut to ``limit`` characters (see error_message)."""
+    if limit:
+        try:
+            exc.__dict__[_LIMIT_ATTR] = limit
+        except Exception:  # noqa: BLE001, S110 - an exception without __dict__ stays uncut
+            pass
+    return exc
+
+
+class _Batch:
+    """One ``execute`` or ``aexecute`` in flight: its jobs and chains, the bounds it runs
+    under, where its events go (``post``, callable from any thread), the calls launched but
+    waiting for a pool thread, and the deadlines its consumer enforces."""
+
+    def __init__(
+        self, executor: Executor, jobs: list[Job], post: Callable[[Any], None], loop: Any
+    ) -> None:
+        self.executor = executor
+        self.jobs = jobs
+        self.post = post
+        self.loop = loop  # the caller's loop under aexecute: async tools run there as tasks
+        self.loop_thread = threading.get_ident()
+        self.own_loop = loop is None and _running_loop() is not None
+        bounds = executor._bounds()
+        parent = _scope.get()
+        if parent is not None and parent.bounds is bounds:
+            bounds = _Bounds(executor.max_parallel)  # run from one of this executor's calls
+        self.bounds = bounds
+        props = [_job_bounds(j) for j in jobs]
+        self.chains = executor._chains(props)
+        self.following = [-1] * len(jobs)
+        for chain in self.chains:
+            for a, b in zip(chain, chain[1:]):
+                self.following[a] = b
+        self.states = [_JobState(i, self, *props[i]) for i in range(len(jobs))]
+        self.lock = threading.Lock()
+        self.cancelled = False
+        self.runs: collections.deque[_JobState] = collections.deque()
+        self.drainers = 0  # pool turns taking calls from runs: never more than the bound
+        self.deadlines: list[tuple[float, int, str, float]] = []
+        self.context = contextvars.copy_context()
+
+    def start(self) -> None:
+        for chain in self.chains:
+            self._offer(self.states[chain[0]])
+
+    def _offer(self, s: _JobState) -> None:
+        """The job's turn in its chain has come: run it when its bounds let it in."""
+        call = self.jobs[s.index].call
+        if self.cancelled:
+            self._skip(s, _not_started(call))
+        elif self.jobs[s.index].tool is None:
+            self._skip(s, NoTool(f'no tool for call "{call.id}"'))
+        elif self.bounds.enter(s):
+            self._launch(s)
+
+    def _skip(self, s: _JobState, error: BaseException) -> None:
+        """Complete a job whose tool will not run."""
+        s.finish(None, error)
+        self._returned(s)
+
+    def _launch(self, s: _JobState) -> None:
+        """Start an admitted job: a task on the caller's loop, or a pool thread's turn."""
+        cancelled = self.cancelled
+        if not cancelled:
+            s.cancellation = cancellation = _Cancellation()
+            if self.cancelled:  # cancel() may have looked at this job before it had one
+                cancellation.cancel()
+        if cancelled:
+            call = self.jobs[s.index].call
+            self._skip(s, _not_started(call))
+        elif self.loop is not None and _runs_as_task(self.jobs[s.index].tool):
+            if threading.get_ident() == self.loop_thread:
+                self._start_task(s)
+                return
+            try:
+                self.loop.call_soon_threadsafe(self._start_task, s)
+            except RuntimeError:  # the caller's loop is closed: nobody runs or reads it
+                self._skip(s, _not_started(self.jobs[s.index].call))
+        else:
+            self.runs.append(s)
+            if self.drainers >= self.bounds.limit:
+                return  # one of the batch's threads takes it (see _drain)
+            with self.lock:
+                if self.drainers >= self.bounds.limit:
+                    return
+                self.drainers += 1
+            if not _workers.submit(self._drain):
+                self.post(None)  # no thread free: wake the consumer, which may run it itself
+
+    def _start_task(self, s: _JobState) -> None:
+        task = self.context.copy().run(self.loop.create_task, self.executor._arun_job(self, s))
+        task.add_done_callback(functools.partial(self._task_done, s))
+        assert s.cancellation is not None
+        s.cancellation.on_cancel(lambda: self.loop.call_soon_threadsafe(task.cancel))
+
+    def _task_done(self, s: _JobState, task: Any) -> None:
+        if task.cancelled():  # cancelled before its first step: _arun_job never ran
+            call = self.jobs[s.index].call
+            self._skip(s, _not_started(call))
+
+    def _drain(self) -> None:
+        """A pool thread's turn: run the launched calls waiting for a thread, oldest first,
+        until none is left.  A batch takes at most as many threads as its bound: a call
+        launched while they are all taken waits for the first of them to come free."""
+        while True:
+            try:
+                s = self.runs.popleft()
+            except IndexError:
+                with self.lock:
+                    self.drainers -= 1
+                # A call appended while this thread still counted may have been left for it:
+                # take it back on if so (and if the bound lets it), else leave.
+                if not self.runs:
+                    return
+                with self.lock:
+                    if self.drainers >= self.bounds.limit:
+                        return
+                    self.drainers += 1
+                continue
+            self.executor._perform(self, s)
+
+    def help(self, only_without_threads: bool = False) -> bool:
+        """Run a waiting call on the consumer's thread when no pool thread is free for it
+        (what keeps nested batches live at the cap); whether one ran."""
+        if not self.runs or not _workers.saturated():
+            return False
+        if only_without_threads and _workers.threads():
+            return False
+        try:
+            s = self.runs.popleft()
+        except IndexError:
+            return False
+        self.executor._perform(self, s)
+        return True
+
+    def _returned(self, s: _JobState) -> None:
+        """The job's tool is not running (any more, or ever): free its place in the bounds,
+        launch whoever that lets in, and move its chain on once the consumer has its final
+        event.  Once per job."""
+        with s.lock:
+            if s.returned:
+                return
+            s.returned = True
+            follow = s.taken
+        if s.admitted:
+            for other in self.bounds.leave(s):
+                other.batch._launch(other)
+        if follow:
+            self._follow(s)
+
+    def taken(self, s: _JobState) -> None:
+        """The consumer has the job's final event (and has resumed past it)."""
+        if self.following[s.index] < 0:
+            return  # the last of its chain: nothing waits for this
+        with s.lock:
+            s.taken = True
+            follow = s.returned
+        if follow:
+            self._follow(s)
+
+    def _follow(self, s: _JobState) -> None:
+        following = self.following[s.index]
+        if following >= 0:
+            self._offer(self.states[following])
+
+    def cancel(self) -> None:
+        """Running tools see :func:`cancelled`; every job not started completes now, even
+        one whose turn in its chain would come only after a tool that never returns."""
+        with self.lock:
+            if self.cancelled:
+                return
+            self.cancelled = True
+        for s in self.bounds.withdraw(self):
+            s.finish(None, _not_started(self.jobs[s.index].call))
+            with s.lock:
+                s.returned = True  # never admitted: nothing to leave
+        while True:
+            try:
+                s = self.runs.popleft()
+            except IndexError:
+                break
+            self._skip(s, _not_started(self.jobs[s.index].call))
+        for s in self.states:
+            with s.lock:
+                cancellation = s.cancellation
+                stuck = s.finished and not s.returned
+            if cancellation is not None:
+                cancellation.cancel()
+                if stuck:
+                    self._end_chain_after(s)
+
+    def _end_chain_after(self, s: _JobState) -> None:
+        """In a cancelled batch, complete now the chain's calls waiting behind ``s``, a
+        timed-out tool still running: their turn would come only when it returns."""
+        following = self.following[s.index]
+        while following >= 0:
+            self.states[following].finish(None, _not_started(self.jobs[following].call))
+            following = self.following[following]
+
+    def arm(self, s: _JobState, tool: str, seconds: float) -> None:
+        """Start the job's clock, just before its tool runs."""
+        import heapq
+        import time
+
+        with self.lock:
+            heapq.heappush(self.deadlines, (time.monotonic() + seconds, s.index, tool, seconds))
+        self.post(None)  # the consumer waits no longer than this deadline
+
+    def expire(self) -> float | None:
+        """Complete every job whose deadline has passed (its tool sees :func:`cancelled`);
+        the seconds to the next deadline, ``None`` when there is none."""
+        if not self.deadlines:
+            return None
+        import heapq
+        import time
+
+        now = time.monotonic()
+        expired = []
+        with self.lock:
+            while self.deadlines and self.deadlines[0][0] <= now:
+                expired.append(heapq.heappop(self.deadlines))
+            wait = self.deadlines[0][0] - now if self.deadlines else None
+        for _, index, tool, seconds in expired:
+            s = self.states[index]
+            if s.finish(None, TimeoutError(f'tool "{tool}" timed out after {seconds:g} s')):
+                assert s.cancellation is not None
+                s.cancellation.cancel()
+                if self.cancelled:
+                    self._end_chain_after(s)
+        return wait
+
+    def event_of(self, item: Any) -> Event | None:
+        """The event an outbox item stands for: a final event as posted, a job's latest
+        progress (handed to its call's ``on_update`` too), ``None`` for a wake-up."""
+        if item is None or isinstance(item, Event):
+            return item
+        with item.lock:
+            if not item.progress:
+                return None
+            result = item.progress.popleft()
+        on_update = self.jobs[item.index].call.on_update
+        if on_update is not None:
+            on_update(result)
+        return Event(item.index, False, result)
+
+    def settle(self) -> None:
+        """Wait for the cancelled tools still running to return, each at most until its
+        deadline (a tool that ignores cancellation and has no timeout is waited for)."""
+        import time
+
+        while any(s.cancellation is not None and not s.finished for s in self.states):
+            self.expire()
+            time.sleep(0.005)
 
 
 def _next_event(
-    events: queue.SimpleQueue[Event], cancel: threading.Event | None, batch: _Cancellation
+    batch: _Batch, outbox: queue.SimpleQueue[Any], cancel: threading.Event | None
 ) -> Event:
-    """The next event of a batch, passing the caller's ``cancel`` on to the batch while it
-    waits (a ``threading.Event`` cannot call back, so it is looked at every 50 ms)."""
+    """The next event of a batch for a consumer that waits on its thread: meanwhile it passes
+    ``cancel`` on (a ``threading.Event`` cannot call back, so it is looked at every 50 ms),
+    enforces deadlines, and runs a waiting call itself when no pool thread is free."""
     import queue
 
-    while cancel is not None and not batch.event.is_set():
-        if cancel.is_set():
+    while True:
+        if cancel is not None and cancel.is_set():
             batch.cancel()
-            break
+        wait = batch.expire()
+        if batch.help():
+            continue
+        if cancel is not None and not batch.cancelled:
+            wait = _POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS)
         try:
-            return events.get(timeout=0.05)
+            item = outbox.get(timeout=wait)
         except queue.Empty:
             continue
-    return events.get()
+        event = batch.event_of(item)
+        if event is not None:
+            return event
+
+
+def _wake(waiter: Any) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class Executor:
-    """Runs a batch of calls on threads, with the ordering rules a model can rely on.
+    """Runs a batch of calls on threads (or, under :meth:`aexecute`, async tools as tasks on
+    the caller's loop), with the ordering rules a model can rely on.
 
-    - At most ``max_parallel`` tools run at once (8 by default; 0 or less means 8).
+    - At most ``max_parallel`` tools of this executor run at once (8 by default; 0 or less
+      means 8), across every batch it runs at the same time.  A batch run from inside one of
+      its calls (an agent as a tool) is bounded on its own, since its parent holds a place.
     - A serial batch runs one call at a time in model order: asked for with
-      ``sequential=True``, by ``max_parallel == 1``, or by any sequential tool in the batch.
+      ``sequential=True``, by ``max_parallel == 1``, or by any sequential tool in the batch;
+      a sequential tool's call never runs beside another call of this executor.
     - Otherwise calls naming one resource form a chain that runs in model order, and every
       other call (a missing tool included) is a chain of its own; :meth:`chains` shows it.
-      The next call of a chain starts only after the consumer has taken the previous one's
-      final event (the generator resumed past it), so the consumer can cancel in between.
+      Two calls naming one resource never run at once, in one batch or in two.  The next
+      call of a chain starts only after the consumer has taken the previous one's final
+      event (the generator resumed past it) and the previous tool has returned.
+    - ``timeout`` (seconds) is the default for tools that set none: a call running longer
+      completes at once with ``tool "x" timed out after 30 s`` and sees :func:`cancelled`.
+      ``max_output`` (characters) is the default limit on what the model sees of an output
+      or an error message (:attr:`Result.full_output` keeps the whole).
     - ``on_start(job)`` runs on the job's thread once it has its slot and turn, with the call
       installed, before the tool; raising there completes the job with that error.
-    - Every job completes exactly once, whatever its tool raises (``BaseException``
-      included); the executor itself never fails because of a tool.
+    - Every job completes exactly once, whatever its tool, its tool's properties or its
+      exception's ``__str__`` raise; the executor itself never fails because of a tool.
 
     ``recorder`` receives :func:`write_record` calls and ``elicitor`` answers :func:`elicit`
     for every call of the batches this executor runs; ``inject`` holds the values of the
@@ -6604,6 +7433,8 @@ class Executor:
         approver: Callable[[Job], Any] | None = None,
         errors: ErrorPolicy = "full",
         lenient: bool = False,
+        timeout: float | None = None,
+        max_output: int | None = None,
     ) -> None:
         _check_errors(errors)
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
@@ -6616,20 +7447,30 @@ class Executor:
         self.errors = errors
         self.lenient = lenient
 
+        self.timeout = _option("Executor", "timeout", timeout, (int, float), "seconds")
+        self.max_output = _option("Executor", "max_output", max_output, (int,), "characters")
+        self._bounds_now = _Bounds(self.max_parallel)
+
+    def _bounds(self) -> _Bounds:
+        """The bounds shared by this executor's batches (fresh after a fork, or once
+        ``max_parallel`` was changed)."""
+        bounds = self._bounds_now
+        if bounds.generation != _fork_generation or bounds.limit != self.max_parallel:
+            bounds = self._bounds_now = _Bounds(self.max_parallel)
+        return bounds
+
     def chains(self, jobs: Sequence[Job]) -> list[list[int]]:
         """The grouping :meth:`execute` runs: lists of job indexes, each run in order."""
-        if not jobs:
+        return self._chains([_job_bounds(j) for j in jobs])
+
+    def _chains(self, props: list[tuple[bool, str]]) -> list[list[int]]:
+        if not props:
             return []
-        if (
-            self.sequential
-            or self.max_parallel == 1
-            or any(j.tool is not None and is_sequential(j.tool) for j in jobs)
-        ):
-            return [list(range(len(jobs)))]
+        if self.sequential or self.max_parallel == 1 or any(alone for alone, _ in props):
+            return [list(range(len(props)))]
         chains: list[list[int]] = []
         by_resource: dict[str, list[int]] = {}
-        for i, job in enumerate(jobs):
-            resource = resource_of(job.tool) if job.tool is not None else ""
+        for i, (_, resource) in enumerate(props):
             if not resource:
                 chains.append([i])
             elif resource in by_resource:
@@ -6643,69 +7484,117 @@ class Executor:
         self, jobs: Sequence[Job], cancel: threading.Event | None = None
     ) -> Iterator[Event]:
         """Run the batch, yielding its events on the caller's thread one at a time: progress
-        as it comes, and one final event per job in completion order.
+        as it comes (the latest update per job when the consumer is slower), and one final
+        event per job in completion order.
 
         Setting ``cancel`` cancels the batch: running tools see :func:`cancelled`, unstarted
         jobs complete with :class:`Cancelled`, and every job still gets its final event.
-        Closing the generator early cancels the same way and waits for running tools.
+        Closing the generator early cancels the same way and waits for the running tools
+        (each at most until its timeout); an exception in the consumer (Ctrl-C) cancels and
+        does not wait.  No tool starts after either.
         """
         import queue
 
         jobs = list(jobs)
-        chains = self.chains(jobs)
-        if not chains:
+        if not jobs:
             return
-        events: queue.SimpleQueue[Event] = queue.SimpleQueue()
-        ready: queue.SimpleQueue[int | None] = queue.SimpleQueue()
-        position = [0] * len(chains)
-        states = [_JobState(i, events) for i in range(len(jobs))]
-        batch = _Cancellation()
-        context = contextvars.copy_context()
-
-        stopped: queue.SimpleQueue[None] = queue.SimpleQueue()
-
-        def work() -> None:
-            try:
-                while True:
-                    chain = ready.get()
-                    if chain is None:
-                        return
-                    index = chains[chain][position[chain]]
-                    self._run(jobs[index], states[index], batch, context)
-            finally:
-                stopped.put(None)
-
-        workers = min(self.max_parallel, len(chains))
-        for chain in range(len(chains)):
-            ready.put(chain)
-        for _ in range(workers):
-            _workers.submit(work)
-        chain_of = {index: c for c, members in enumerate(chains) for index in members}
+        outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        batch = _Batch(self, jobs, outbox.put, None)
         pending = len(jobs)
         try:
+            batch.start()
             while pending:
-                event = _next_event(events, cancel, batch)
-                if not event.final:
-                    on_update = jobs[event.index].call.on_update
-                    if on_update is not None and event.result is not None:
-                        on_update(event.result)
-                    yield event
-                    continue
-                pending -= 1
+                event = _next_event(batch, outbox, cancel)
+                if event.final:
+                    pending -= 1
                 yield event
-                if cancel is not None and cancel.is_set():
+                if event.final:
+                    if cancel is not None and cancel.is_set():
+                        batch.cancel()
+                    batch.taken(batch.states[event.index])
+        except GeneratorExit:
+            batch.cancel()
+            batch.settle()
+            raise
+        except BaseException:
+            batch.cancel()
+            raise
+
+    async def aexecute(self, jobs: Sequence[Job], cancel: Any = None) -> AsyncIterator[Event]:
+        """:meth:`execute` for an asyncio host: the same events and rules, as an async
+        generator.  ``async def`` tools run as tasks on the running loop (objects bound to it
+        work, and they take no thread); other tools run on the worker pool.
+
+        ``cancel`` is a ``threading.Event`` or an ``asyncio.Event``; cancelling the task that
+        consumes the events, or closing the generator, cancels the batch the same way (without
+        waiting for running thread tools).
+        """
+        import asyncio
+
+        jobs = list(jobs)
+        if not jobs:
+            return
+        loop = asyncio.get_running_loop()
+        inbox: collections.deque[Any] = collections.deque()
+        waiting: list[Any] = [None]  # the future the consumer awaits while the inbox is empty
+
+        def deliver(item: Any) -> None:
+            inbox.append(item)
+            if waiting[0] is not None:
+                _wake(waiting[0])
+
+        def post(item: Any) -> None:
+            if threading.get_ident() == batch.loop_thread:
+                deliver(item)
+                return
+            try:
+                loop.call_soon_threadsafe(deliver, item)
+            except RuntimeError:  # the loop is closed: nobody reads the events any more
+                pass
+
+        batch = _Batch(self, jobs, post, loop)
+        polled = cancel if isinstance(cancel, threading.Event) else None
+        watcher = None
+        if cancel is not None and polled is None:
+            watcher = loop.create_task(cancel.wait())
+            watcher.add_done_callback(lambda t: None if t.cancelled() else batch.cancel())
+        pending = len(jobs)
+        try:
+            batch.start()
+            while pending:
+                if polled is not None and polled.is_set():
                     batch.cancel()
-                chain = chain_of[event.index]
-                position[chain] += 1
-                if position[chain] < len(chains[chain]):
-                    ready.put(chain)
+                wait = batch.expire()
+                if not inbox:
+                    if batch.help(only_without_threads=True):
+                        continue
+                    if polled is not None and not batch.cancelled:
+                        wait = _POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS)
+                    waiting[0] = waiter = loop.create_future()
+                    timer = loop.call_later(wait, _wake, waiter) if wait is not None else None
+                    try:
+                        await waiter
+                    finally:
+                        waiting[0] = None
+                        if timer is not None:
+                            timer.cancel()
+                    continue
+                event = batch.event_of(inbox.popleft())
+                if event is None:
+                    continue
+                if event.final:
+                    pending -= 1
+                yield event
+                if event.final:
+                    if cancel is not None and cancel.is_set():
+                        batch.cancel()
+                    batch.taken(batch.states[event.index])
+        except BaseException:
+            batch.cancel()
+            raise
         finally:
-            if pending:
-                batch.cancel()
-            for _ in range(workers):
-                ready.put(None)
-            for _ in range(workers):
-                stopped.get()
+            if watcher is not None:
+                watcher.cancel()
 
     def results(
         self, jobs: Sequence[Job], cancel: threading.Event | None = None
@@ -6720,63 +7609,170 @@ class Executor:
                 errors[event.index] = event.error
         return results, errors
 
-    def _run(
-        self, job: Job, state: _JobState, batch: _Cancellation, context: contextvars.Context
-    ) -> None:
-        """Run one job on this worker thread and post its final event."""
-        call = job.call
-        if batch.event.is_set():
-            state.finish(None, Cancelled(f'call "{call.id}" was cancelled before it started'))
-            return
-        if job.tool is None:
-            state.finish(None, NoTool(f'no tool for call "{call.id}"'))
-            return
-        scope = _Scope(call, job.tool.name, batch, self.recorder, self.elicitor, state.emit)
-        scope.inject = self.inject
-        result, error = context.copy().run(self._call_tool, job, job.tool, scope)
-        if error is not None:
-            error = _policy_error(error, self.errors, job.tool.name)
-        state.finish(result, error)
+    # ----- the per-job pipeline -------------------------------------------------------------
 
-    def _call_tool(
-        self, job: Job, t: Tool, scope: _Scope
-    ) -> tuple[Result | None, BaseException | None]:
-        token = _scope.set(scope)
+    def _perform(self, batch: _Batch, s: _JobState) -> None:
+        """Run one job on this thread and complete it; nothing raised gets past here."""
         try:
-            try:
-                call = _approve(job, self.approver, self.lenient)
-            except Exception as exc:
-                return None, exc
-            if call is not job.call:
-                job = Job(t, call)
-                _swap_call(call)
-            if self.on_start is not None:
+            result, error = batch.context.copy().run(self._run_job, batch, s)
+        except BaseException as exc:  # noqa: BLE001 - the job still completes, once
+            result, error = None, self._internal_failure(batch, s, exc)
+        s.finish(result, error)
+        batch._returned(s)
+
+    def _run_job(self, batch: _Batch, s: _JobState) -> tuple[Result | None, BaseException | None]:
+        """The per-job pipeline, for a tool run on this thread.  In order, each step that
+        fails completing the job with its error:
+
+        1. :meth:`_admit_job`: the call's scope installed, the tool's name and limits read,
+           ``on_start`` run: the place for checks that may refuse a call or answer with the
+           call to run instead;
+        2. the tool's ``execute`` of that call (which checks the arguments) under the job's
+           deadline; what it raises becomes the failure (:meth:`_failure`);
+        3. :meth:`_complete_job`: the result checked and cut to ``max_output``.
+
+        :meth:`_arun_job` runs the same steps around an async tool's task.
+        """
+        admitted = self._admit_job(batch, s)
+        if isinstance(admitted, BaseException):
+            return None, admitted
+        call, name, timeout, limit = admitted
+        job = batch.jobs[s.index]
+        assert job.tool is not None
+        if timeout:
+            batch.arm(s, name, timeout)
+        try:
+            returned = job.tool.execute(call)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too: the job's failure
+            return None, self._shown(self._failure(name, exc), name, limit)
+        result, error = self._complete_job(name, returned, limit)
+        return result, error if error is None else self._shown(error, name, limit)
+
+    async def _arun_job(self, batch: _Batch, s: _JobState) -> None:
+        """Steps 1 to 3 of :meth:`_run_job` for an ``async def`` tool, as a task on the
+        caller's loop; cancelling the task (cancel, timeout) completes the job as cancelled."""
+        import asyncio
+
+        result: Result | None = None
+        error: BaseException | None
+        try:
+            admitted = self._admit_job(batch, s)
+            if isinstance(admitted, BaseException):
+                error = admitted
+            else:
+                call, name, timeout, limit = admitted
+                job = batch.jobs[s.index]
+                assert isinstance(job.tool, FunctionTool)
+                if timeout:
+                    batch.arm(s, name, timeout)
                 try:
-                    self.on_start(job)
-                except Exception as exc:
-                    return None, exc
-                except BaseException as exc:
-                    refusal = RuntimeError(
-                        f'agenttool: on_start for call "{job.call.id}" crashed: '
-                        f"{type(exc).__name__}: {exc}"
-                    )
-                    refusal.__cause__ = exc
-                    return None, refusal
+                    value = job.tool._begin(call)
+                    if inspect.isawaitable(value):
+                        value = await value
+                    done = job.tool._result(value)
+                except asyncio.CancelledError:
+                    result, error = None, Cancelled(f'call "{job.call.id}" was cancelled')
+                except BaseException as exc:  # noqa: BLE001 - the job's failure
+                    result, error = None, self._shown(self._failure(name, exc), name, limit)
+                else:
+                    result, error = self._complete_job(name, done, limit)
+                    if error is not None:
+                        error = self._shown(error, name, limit)
+        except BaseException as exc:  # noqa: BLE001 - the job still completes, once
+            result, error = None, self._internal_failure(batch, s, exc)
+        s.finish(result, error)
+        batch._returned(s)
+
+    def _admit_job(
+        self, batch: _Batch, s: _JobState
+    ) -> tuple[Call, str, float | None, int | None] | BaseException:
+        """Step 1: install the call's scope and run ``on_start``; the call to run (a check
+        placed here, such as an approval, may answer with another), the tool's name, timeout
+        and output limit, or the error that completes the job instead."""
+        job = batch.jobs[s.index]
+        call = job.call
+        assert s.cancellation is not None
+        if s.cancellation.is_set:
+            return _not_started(call)
+        try:
+            name = job.tool.name  # type: ignore[union-attr]
+            if not isinstance(name, str):
+                raise TypeError(f"its name is a {type(name).__name__}, not a str")
+            timeout = timeout_of(job.tool) or self.timeout  # type: ignore[arg-type]
+            limit = max_output_of(job.tool) or self.max_output  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - a broken tool fails its own call only
+            error = RuntimeError(
+                f'agenttool: the tool of call "{call.id}" cannot be used: {_exception_text(exc)}'
+            )
+            error.__cause__ = exc
+            return error
+        scope = _Scope(
+            call,
+            name,
+            s.cancellation,
+            self.recorder,
+            self.elicitor,
+            s.emit,
+            loop=batch.loop,
+            own_loop=batch.own_loop,
+            bounds=batch.bounds,
+            inject=self.inject,
+        )
+        _scope.set(scope)  # in the job's own copy of the context, dropped with it
+        try:
+            call = _approve(job, self.approver, self.lenient)
+        except Exception as exc:  # noqa: BLE001 - a denial: the job's error
+            return self._shown(exc, name, limit)
+        if call is not job.call:
+            job = Job(job.tool, call)
+            _swap_call(call)
+        if self.on_start is not None:
             try:
-                result = t.execute(job.call)
-            except Exception as exc:
-                return None, exc
-            except BaseException as exc:
-                crash = ToolCrash(t.name, exc)
-                crash.__cause__ = exc
-                return None, crash.with_traceback(exc.__traceback__)
-            if not isinstance(result, Result):
-                return None, TypeError(
-                    f'tool "{t.name}" returned {type(result).__name__}, not a Result'
+                self.on_start(job)
+            except Exception as exc:  # noqa: BLE001 - a refusal: the job's error
+                return self._shown(exc, name, limit)
+            except BaseException as exc:  # noqa: BLE001
+                refusal = RuntimeError(
+                    f'agenttool: on_start for call "{call.id}" crashed: {_exception_text(exc)}'
                 )
-            return result, None
-        finally:
-            _scope.reset(token)
+                refusal.__cause__ = exc
+                return refusal
+        return call, name, timeout, limit
+
+    def _shown(self, error: BaseException, name: str, limit: int | None) -> BaseException:
+        """The job's error as the model may read it: under the error policy (see
+        :class:`ToolError`), its message cut to the output limit."""
+        return _limited(_policy_error(error, self.errors, name), limit)
+
+    @staticmethod
+    def _failure(name: str, exc: BaseException) -> BaseException:
+        """What a tool raised, as the job's error: an ``Exception`` as it is, anything else
+        (``SystemExit``, ``KeyboardInterrupt``) as a :class:`ToolCrash` caused by it."""
+        if isinstance(exc, Exception):
+            return exc
+        crash = ToolCrash(name, exc)
+        crash.__cause__ = exc
+        return crash.with_traceback(exc.__traceback__)
+
+    @staticmethod
+    def _complete_job(
+        name: str, result: Any, limit: int | None
+    ) -> tuple[Result | None, BaseException | None]:
+        """Step 3: the tool's result checked, and cut to ``limit`` characters."""
+        if not isinstance(result, Result):
+            if inspect.isawaitable(result):  # an async execute nobody will await
+                _close_unawaited(result)
+            return None, TypeError(f'tool "{name}" returned {type(result).__name__}, not a Result')
+        return (_limit_output(result, limit) if limit else result), None
+
+    @staticmethod
+    def _internal_failure(batch: _Batch, s: _JobState, exc: BaseException) -> BaseException:
+        error = RuntimeError(
+            f'agenttool: call "{batch.jobs[s.index].call.id}" failed in the executor: '
+            f"{_exception_text(exc)}"
+        )
+        error.__cause__ = exc
+        return error
 
 
 # ---------------------------------------------------------------------------------------------

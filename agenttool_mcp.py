@@ -82,6 +82,8 @@ TOOL_META_KEY = "io.github.christopherdavenport.agenttool/tool"
 _EMPTY_SCHEMA: dict[str, Any] = dict(at.NO_ARGS)  # served for a tool whose parameters is None
 # a result's ``_meta`` flag: its structuredContent is ``{"result": value}`` around a non-object
 _WRAPPED_META_KEY = "io.github.christopherdavenport.agenttool/wrapped"
+# Set by our server when max_output cut the text: the structured value is not added back as text.
+_CUT_META_KEY = "io.github.christopherdavenport.agenttool/cut"
 _CLOSED = "mcp: connection closed"
 _LOST = "mcp: connection closed by the server"
 _CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
@@ -202,8 +204,9 @@ def result_of(result: mt.CallToolResult) -> at.Result:
     ``input_image`` data URLs, audio and blobs as ``input_file``, embedded text as text, links
     as ``resource: <uri>``.  Structured content becomes ``Result.structured`` (unwrapped from
     ``{"result": value}`` when our server wrapped it) and is appended as JSON text only when no
-    text block already carries it.  Details are the SDK result, or a ``RemoteRecord`` when its
-    ``_meta`` carries a record.
+    text block already carries it and our server did not mark the text as cut by
+    ``max_output``.  Details are the SDK result, or a ``RemoteRecord`` when its ``_meta``
+    carries a record.
     """
     import mcp.types as mt
 
@@ -245,7 +248,8 @@ def result_of(result: mt.CallToolResult) -> at.Result:
         if wrapped and isinstance(structured, dict) and "result" in structured:
             structured = structured["result"]
         texts = [p["text"] for p in items if p["type"] == "text"]
-        if not _carried(texts, items, result.structured_content, structured):
+        cut = (result.meta or {}).get(_CUT_META_KEY) is True
+        if not cut and not _carried(texts, items, result.structured_content, structured):
             items.append({"type": "text", "text": json.dumps(result.structured_content)})
     details: Any = result
     record = _record_from_meta(result.meta)
@@ -852,10 +856,14 @@ def _final(event: at.Event, entry: _Entry) -> mt.CallToolResult:
             f"{reason}"
         )
     texts = [b.text for b in content if isinstance(b, mt.TextContent)]
-    if not _carried(texts, result.output, structured, result.structured):  # the spec's text
+    # The spec's text block, unless the text is there already or max_output cut it on purpose.
+    cut = result.full_output is not None
+    if not cut and not _carried(texts, result.output, structured, result.structured):
         content.append(mt.TextContent(type="text", text=json.dumps(structured)))
     if entry.wrapped:
         meta = {**(meta or {}), _WRAPPED_META_KEY: True}
+    if cut:
+        meta = {**(meta or {}), _CUT_META_KEY: True}
     return mt.CallToolResult(
         content=content, structured_content=structured, is_error=False, _meta=meta
     )

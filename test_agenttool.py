@@ -18,6 +18,7 @@ import enum
 import faulthandler
 import functools
 import glob
+import inspect
 import io
 import json
 import os
@@ -2199,6 +2200,8 @@ SAMPLES: dict[str, Any] = {
     "replay": lambda args: at.Replay.KEYED,
     "output_schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
     "needs_approval": lambda args: True,
+    "timeout": 30,
+    "max_output": 4000,
 }
 # The readers that take the call's arguments besides the tool.
 ARG_READERS = (at.confined_by, at.replay_of, at.needs_approval_of)
@@ -2651,6 +2654,20 @@ class Tracker:
         return at.new_func(name, "", None, run, **options)
 
 
+def retire_pool_threads() -> None:
+    """Let every idle pool thread retire now (they otherwise linger 2 s), and wait for it."""
+    idle = at._workers.idle_seconds
+    at._workers.idle_seconds = 0.01
+    try:
+        for _ in at._workers.threads():  # wake each idle thread to see the new timeout
+            at._workers.submit(lambda: None)
+        for thread in threading.enumerate():
+            if thread.name == "agenttool-worker":
+                thread.join(10)
+    finally:
+        at._workers.idle_seconds = idle
+
+
 class TestExecutor(unittest.TestCase):
     def test_calls_run_in_parallel(self) -> None:
         barrier = threading.Barrier(3, timeout=10)
@@ -2881,6 +2898,7 @@ class TestExecutor(unittest.TestCase):
         self.assertEqual(at.Executor().results([]), ([], []))
 
     def test_a_soak_of_5000_jobs_gives_one_final_event_each_and_leaks_no_thread(self) -> None:
+        retire_pool_threads()  # those earlier tests left idle would count as this batch's
         others = sum(t.name != "agenttool-worker" for t in threading.enumerate())
         rng = random.Random(7)
         plan = [rng.choice(["ok", "fail", "crash", "progress"]) for _ in range(5000)]
@@ -2907,16 +2925,7 @@ class TestExecutor(unittest.TestCase):
         # The batch's threads go back to the shared pool (at most max_parallel of them), and
         # an idle pool thread retires: once they have, no thread is left behind.
         self.assertLessEqual(len(at._workers.threads()), at.DEFAULT_MAX_PARALLEL)
-        idle = at._workers.idle_seconds
-        at._workers.idle_seconds = 0.01
-        try:
-            for _ in at._workers.threads():  # wake each idle thread to see the new timeout
-                at._workers.submit(lambda: None)
-            for thread in threading.enumerate():
-                if thread.name == "agenttool-worker":
-                    thread.join(10)
-        finally:
-            at._workers.idle_seconds = idle
+        retire_pool_threads()
         self.assertEqual(at._workers.threads(), [])
         self.assertEqual(threading.active_count(), others)
 
@@ -7498,6 +7507,759 @@ class TestCommandLineApproval(_Workspace):
         code, out, _ = self.call(None)
         self.assertEqual(code, 1)
         self.assertIn("needs approval", out)
+
+
+def isolated(test: unittest.TestCase, code: str, expected: str, timeout: float = 60) -> None:
+    """Run ``code`` in a fresh interpreter (agenttool importable) where a hang is possible:
+    a hang fails as a timeout, and the output must be ``expected``."""
+    prelude = "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", prelude + textwrap.dedent(code), ROOT],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as exc:
+        test.fail(f"hung: {exc.stdout!r} {exc.stderr!r}")
+    test.assertEqual((done.stdout, done.returncode), (expected, 0), done.stderr)
+
+
+class TestFaultsNeverHang(unittest.TestCase):
+    """Issue 9: each fault once as reported and once as a case of the same class."""
+
+    def test_an_async_tool_raising_systemexit_completes_and_the_loop_survives(self) -> None:
+        code = """
+        import asyncio
+
+        class Custom(BaseException):
+            pass
+
+        async def boom(kind: str) -> str:
+            await asyncio.sleep(0)
+            raise {"exit": SystemExit("argparse says no"), "interrupt": KeyboardInterrupt(),
+                   "custom": Custom("mine")}[kind]
+
+        async def fine() -> str:
+            await asyncio.sleep(0)
+            return "fine"
+
+        t, ok = at.tool(boom), at.tool(fine)
+        for kind in ("exit", "interrupt", "custom"):
+            _, errors = at.Executor().results([at.Job(t, at.Call("1", {"kind": kind}))])
+            print(errors[0])
+            results, _ = at.Executor().results([at.Job(ok, at.Call("2"))])
+            print(results[0].output)
+        """
+        isolated(
+            self,
+            code,
+            'tool "boom" crashed: SystemExit: argparse says no\nfine\n'
+            'tool "boom" crashed: KeyboardInterrupt\nfine\n'
+            'tool "boom" crashed: Custom: mine\nfine\n',
+        )
+
+    @unittest.skipIf(not hasattr(os, "fork"), "needs os.fork")
+    def test_batches_work_in_a_child_after_fork(self) -> None:
+        code = """
+        import os, threading
+
+        async def hello() -> str:
+            return "async"
+
+        release = threading.Event()
+
+        def held(c):
+            release.wait(30)
+            return "held"
+
+        ex = at.Executor(max_parallel=1)
+        sync = at.new_func("s", "", None, lambda c: "sync")
+        jobs = [at.Job(at.tool(hello), at.Call("1")), at.Job(sync, at.Call("2"))]
+        print([r.output for r in at.Executor().results(jobs)[0]])
+        # a batch still running in the parent holds ex's one slot while the process forks
+        gen = ex.execute([at.Job(at.new_func("held", "", None, held), at.Call("h"))])
+        threading.Thread(target=lambda: list(gen)).start()
+        while not at._workers.threads():
+            pass
+        import time; time.sleep(0.2)
+        pid = os.fork()
+        if pid == 0:
+            out = [r.output for r in at.Executor().results(jobs)[0]]
+            out += [r.output for r in ex.results(jobs[1:])[0]]
+            os.write(1, (repr(out) + "\\n").encode())
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        release.set()
+        print(status)
+        """
+        isolated(self, code, "['async', 'sync']\n['async', 'sync', 'sync']\n0\n")
+
+    def test_whatever_escapes_a_job_completes_it_and_keeps_the_pool_alive(self) -> None:
+        code = """
+        class BadStr(Exception):
+            def __str__(self):
+                raise RuntimeError("no text")
+
+        class NoName:
+            description, parameters = "", None
+            @property
+            def name(self):
+                raise KeyError("name")
+            def execute(self, call):
+                return at.text("never")
+
+        def raises_bad(c):
+            raise BadStr()
+
+        def exits_bad(c):
+            class Worse(SystemExit):
+                def __str__(self):
+                    raise ValueError("nope")
+            raise Worse()
+
+        def bad_start(job):
+            raise BadStr()
+
+        good = at.new_func("good", "", None, lambda c: "ok")
+        cases = [
+            ("plain function", at.Executor(), lambda c: at.text("x")),
+            ("name raises", at.Executor(), NoName()),
+            ("str raises", at.Executor(), at.new_func("bad", "", None, raises_bad)),
+            ("str of crash raises", at.Executor(), at.new_func("worse", "", None, exits_bad)),
+            ("on_start raises", at.Executor(on_start=bad_start), good),
+        ]
+        for label, ex, t in cases:
+            events = list(ex.execute([at.Job(t, at.Call("1")), at.Job(good, at.Call("2"))]))
+            finals = sorted((e.index, e.error is None) for e in events if e.final)
+            errors = [e.error for e in events if e.error]
+            texts = [at.error_result(e).output.startswith("Error: ") for e in errors]
+            print(label, finals, texts)
+        print(at.Executor().results([at.Job(good, at.Call("3"))])[0][0].output)
+        """
+        isolated(
+            self,
+            code,
+            "plain function [(0, False), (1, True)] [True]\n"
+            "name raises [(0, False), (1, True)] [True]\n"
+            "str raises [(0, False), (1, True)] [True]\n"
+            "str of crash raises [(0, False), (1, True)] [True]\n"
+            "on_start raises [(0, False), (1, False)] [True, True]\n"
+            "ok\n",
+        )
+
+    def test_a_batch_carries_on_when_no_thread_can_be_started(self) -> None:
+        code = """
+        import threading
+        started = []
+        real = threading.Thread.start
+
+        def refuse(self):
+            if self.name == "agenttool-worker" and len(started) >= LIMIT:
+                raise RuntimeError("can't start new thread")
+            if self.name == "agenttool-worker":
+                started.append(self)
+            real(self)
+
+        threading.Thread.start = refuse
+        ran = []
+        t = at.new_func("t", "", None, lambda c: ran.append(c.id) or c.id)
+        for LIMIT in (0, 1):
+            jobs = [at.Job(t, at.Call(str(i))) for i in range(6)]
+            results, errors = at.Executor().results(jobs)
+            print(LIMIT, [r.output for r in results], errors == [None] * 6)
+        count = len(ran)
+        import time; time.sleep(0.2)
+        print(count == len(ran) == 12)
+        """
+        isolated(
+            self,
+            code,
+            "0 ['0', '1', '2', '3', '4', '5'] True\n1 ['0', '1', '2', '3', '4', '5'] True\nTrue\n",
+        )
+
+    def test_an_async_tool_running_a_batch_of_async_tools_does_not_deadlock(self) -> None:
+        code = """
+        import asyncio
+
+        async def leaf(n: int) -> int:
+            await asyncio.sleep(0)
+            return n + 1
+
+        async def agent(depth: int) -> int:
+            if depth == 0:
+                return 0
+            inner = at.tool(agent) if depth > 1 else at.tool(leaf)
+            args = {"depth": depth - 1} if depth > 1 else {"n": 0}
+            results, errors = at.Executor().results([at.Job(inner, at.Call("x", args))] * 2)
+            assert errors == [None, None], errors
+            return int(results[0].output) + 1
+
+        def first(t, args):
+            return at.Executor().results([at.Job(t, at.Call("a", args))])[0][0].output
+
+        for depth in (1, 3):
+            print(first(at.tool(agent), {"depth": depth}))
+        print(first(at.tool(leaf), {"n": 41}))
+        """
+        isolated(self, code, "2\n4\n42\n")
+
+    def test_an_exception_whose_str_raises_still_gives_a_message(self) -> None:
+        class BadStr(Exception):
+            def __str__(self) -> str:
+                raise RuntimeError("no text")
+
+        class BadBoth(BadStr):
+            pass
+
+        self.assertEqual(at.error_result(BadStr()).output, "Error: BadStr: <str() failed>")
+        ts = at.ToolSet([raw(lambda c: (_ for _ in ()).throw(BadBoth()), name="bad")])
+        ts.append(raw(lambda c: "fine", name="fine"))
+        items = ts.run(
+            [
+                {"type": "function_call", "call_id": "1", "name": "bad", "arguments": "{}"},
+                {"type": "function_call", "call_id": "2", "name": "fine", "arguments": "{}"},
+            ]
+        )
+        self.assertEqual([i["output"] for i in items], ["Error: BadBoth: <str() failed>", "fine"])
+
+    def test_cancelling_an_async_tool_before_it_starts_leaves_no_warning(self) -> None:
+        code = """
+        import asyncio, threading, warnings, gc
+        warnings.simplefilter("always")
+        started = threading.Event()
+
+        async def never(n: int) -> str:
+            return "ran"
+
+        def block_loop(c):
+            loop = at._event_loop()
+            gate = threading.Event()
+            loop.call_soon_threadsafe(lambda: gate.wait(5))  # the loop is busy a moment
+            return "ok"
+
+        cancel = threading.Event()
+        cancel.set()
+        jobs = [at.Job(at.tool(never), at.Call(str(i), {"n": i})) for i in range(4)]
+        for i in range(20):
+            gen = at.Executor().execute(jobs)
+            ev = next(gen)
+            gen.close()
+        gc.collect()
+        print("done")
+        """
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+                + textwrap.dedent(code),
+                ROOT,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        self.assertEqual(done.stdout, "done\n", done.stderr)
+        self.assertNotIn("never awaited", done.stderr)
+
+    def test_an_abandoned_event_generator_pins_no_worker_thread(self) -> None:
+        code = """
+        import threading
+        at._workers.idle_seconds = 0.05
+        t = at.new_func("t", "", None, lambda c: c.id)
+        held = []
+        for n in range(3):
+            gen = at.Executor().execute([at.Job(t, at.Call(str(i))) for i in range(8)])
+            next(gen)
+            held.append(gen)  # referenced, never closed, never read again
+        import time
+        deadline = time.monotonic() + 20
+        while at._workers.threads() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print(len(at._workers.threads()))
+        """
+        isolated(self, code, "0\n")
+
+    def test_a_hand_written_async_execute_fails_its_job_without_a_warning(self) -> None:
+        code = """
+        import gc, warnings
+        warnings.simplefilter("always")
+
+        class AsyncExecute:
+            name, description, parameters = "ae", "", None
+
+            async def execute(self, call):
+                return at.text("never")
+
+        _, errors = at.Executor().results([at.Job(AsyncExecute(), at.Call("1"))])
+        gc.collect()
+        print(errors[0])
+        """
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; sys.path.insert(0, sys.argv[1]); "
+                "import agenttool as at\n" + textwrap.dedent(code),
+                ROOT,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        self.assertEqual(done.stdout, 'tool "ae" returned coroutine, not a Result\n', done.stderr)
+        self.assertNotIn("never awaited", done.stderr)
+
+    @unittest.skipIf(os.name != "posix", "signals")
+    def test_one_ctrl_c_ends_a_batch_whose_tool_ignores_cancellation(self) -> None:
+        code = """
+        import os, signal, threading
+        stuck = threading.Event()
+
+        def ignores(c):
+            threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+            stuck.wait(60)
+            return "late"
+
+        t = at.new_func("i", "", None, ignores)
+        try:
+            for event in at.Executor().execute([at.Job(t, at.Call("1"))]):
+                pass
+        except KeyboardInterrupt:
+            print("interrupted once")
+        """
+        isolated(self, code, "interrupted once\n", timeout=30)
+
+
+def run_when(count: Callable[[], int], target: int, then: Callable[[], None]) -> threading.Thread:
+    """A thread that calls ``then`` once ``count()`` reached ``target`` and a moment passed
+    in which a broken bound would have let one more call start."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 20
+        while count() < target and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.05)
+        then()
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    return thread
+
+
+class TestExecutorBounds(unittest.TestCase):
+    def test_max_parallel_bounds_the_executor_across_concurrent_batches(self) -> None:
+        for n_threads, bound in ((16, 8), (4, 3)):
+            tracker = Tracker()
+            gate = threading.Event()
+            t = tracker.tool(wait=lambda c, gate=gate: gate.wait(20))
+            ex = at.Executor(max_parallel=bound)
+            outcomes: list[list[Optional[BaseException]]] = []
+
+            def batch(ex: at.Executor = ex, t: at.Tool = t, out: list[Any] = outcomes) -> None:
+                out.append(ex.results([at.Job(t, at.Call(str(i))) for i in range(2)])[1])
+
+            watcher = run_when(lambda tracker=tracker: tracker.active, bound, gate.set)
+            threads = [threading.Thread(target=batch) for _ in range(n_threads)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+            watcher.join(30)
+            self.assertEqual(outcomes, [[None, None]] * n_threads)
+            self.assertEqual(tracker.peak, bound)
+
+    def test_two_batches_never_run_one_resource_or_a_sequential_tool_beside_anything(self) -> None:
+        self.check_bounded_calls({"resource": "shell"})
+        self.check_bounded_calls({"sequential": True})
+
+    def check_bounded_calls(self, options: dict[str, Any]) -> None:
+        tracker = Tracker()
+        lock = threading.Lock()
+        bounded_active = [0]
+        seen: list[tuple[int, int]] = []  # (bounded calls, all calls) running, per look
+
+        def bounded(c: at.Call, tracker: Tracker = tracker) -> None:
+            with lock:
+                bounded_active[0] += 1
+            for _ in range(2):
+                with lock:
+                    seen.append((bounded_active[0], tracker.active))
+                time.sleep(0.01)
+            with lock:
+                bounded_active[0] -= 1
+
+        t = tracker.tool(wait=bounded, **options)
+        plain = tracker.tool("plain", wait=lambda c: time.sleep(0.01))
+        ex = at.Executor()
+        batch = [at.Job(t, at.Call("r")), at.Job(t, at.Call("s")), at.Job(plain, at.Call("p"))]
+        threads = [threading.Thread(target=ex.results, args=(batch,)) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        self.assertEqual(len(tracker.started), 18)
+        self.assertEqual({bounded for bounded, _ in seen}, {1}, options)
+        if options.get("sequential"):
+            self.assertEqual({everything for _, everything in seen}, {1})
+
+    def test_an_agent_as_a_tool_on_the_same_executor_does_not_deadlock(self) -> None:
+        for ex in (at.Executor(max_parallel=1), at.Executor(), at.Executor(sequential=True)):
+            leaf = raw(lambda c: "leaf " + c.id, name="leaf", resource="shared")
+
+            def agent(c: at.Call, ex: at.Executor = ex, leaf: at.Tool = leaf) -> str:
+                results, errors = ex.results([at.Job(leaf, at.Call(c.id + str(i))) for i in "ab"])
+                return " ".join(r.output for r in results)  # type: ignore[union-attr, misc]
+
+            outer = raw(agent, name="agent", resource="shared")
+            results, errors = ex.results([at.Job(outer, at.Call("x")), at.Job(outer, at.Call("y"))])
+            self.assertEqual(errors, [None, None])
+            self.assertEqual(
+                [r.output for r in results],  # type: ignore[union-attr]
+                ["leaf xa leaf xb", "leaf ya leaf yb"],
+            )
+
+    def test_nested_batches_finish_at_the_thread_cap_and_batches_beyond_it_wait(self) -> None:
+        code = """
+        import threading
+        at.set_max_threads(2)
+        leaf = at.new_func("leaf", "", None, lambda c: c.id)
+
+        def agent(c):
+            jobs = [at.Job(leaf, at.Call(c.id + str(i))) for i in range(3)]
+            results, _ = at.Executor().results(jobs)
+            return ",".join(r.output for r in results)
+
+        outer = at.new_func("agent", "", None, agent)
+        out = []
+        def host(n):
+            jobs = [at.Job(outer, at.Call(f"{n}.{i}")) for i in range(4)]
+            results, errors = at.Executor().results(jobs)
+            out.append((errors == [None] * 4, results[3].output))
+        threads = [threading.Thread(target=host, args=(n,)) for n in range(6)]
+        for t in threads: t.start()
+        for t in threads: t.join(60)
+        print(sorted(out)[0], len(out), len(at._workers.threads()) <= 2)
+        """
+        isolated(self, code, "(True, '0.30,0.31,0.32') 6 True\n")
+
+    def test_idle_threads_retire_and_the_cap_is_checked(self) -> None:
+        with self.assertRaises(ValueError):
+            at.set_max_threads(0)
+        previous = at.set_max_threads(5)
+        self.assertEqual(at.set_max_threads(previous), 5)
+        self.assertEqual(previous, at.DEFAULT_MAX_THREADS)
+
+
+class TestTimeouts(unittest.TestCase):
+    def test_a_call_past_its_timeout_completes_at_once_and_sees_cancelled(self) -> None:
+        saw: list[bool] = []
+        release = threading.Event()
+
+        def slow(c: at.Call) -> str:
+            saw.append(at.cancel_event().wait(20))
+            release.wait(20)  # ignores cancellation a while longer: the job does not wait
+            return "late"
+
+        for t, ex in (
+            (at.new_func("slow", "", None, slow, timeout=0.05), at.Executor()),
+            (at.new_func("slow", "", None, slow), at.Executor(timeout=0.05)),
+        ):
+            saw.clear()
+            release.clear()
+            events = list(ex.execute([at.Job(t, at.Call("1"))]))
+            self.assertEqual(len(events), 1)
+            self.assertEqual(
+                at.error_result(events[0].error).output,  # type: ignore[arg-type]
+                'Error: tool "slow" timed out after 0.05 s',
+            )
+            self.assertIsInstance(events[0].error, TimeoutError)
+            release.set()
+
+    def test_the_message_writes_whole_seconds_plainly(self) -> None:
+        t = at.new_func("x", "", None, lambda c: "", timeout=30)
+        self.assertEqual(at.timeout_of(t), 30)
+        self.assertIsNone(at.timeout_of(raw(lambda c: "")))
+        with self.assertRaises(ValueError):
+            at.new_func("x", "", None, lambda c: "", timeout=-1)
+        with self.assertRaises(ValueError):
+            at.Executor(timeout=0)
+
+    def test_a_timed_out_async_tool_has_its_task_cancelled(self) -> None:
+        cancelled_task = threading.Event()
+
+        async def forever() -> str:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                cancelled_task.set()
+                raise
+            return "never"
+
+        t = at.tool(forever, timeout=0.05)
+        _, errors = at.Executor().results([at.Job(t, at.Call("1"))])
+        self.assertEqual(str(errors[0]), 'tool "forever" timed out after 0.05 s')
+        self.assertTrue(cancelled_task.wait(10))
+
+        async def host() -> list[Any]:
+            return [e async for e in at.Executor().aexecute([at.Job(t, at.Call("2"))])]
+
+        cancelled_task.clear()
+        events = asyncio.run(host())
+        self.assertEqual(str(events[0].error), 'tool "forever" timed out after 0.05 s')
+        self.assertTrue(cancelled_task.is_set())
+
+    def test_a_timed_out_tool_keeps_its_resource_until_it_returns(self) -> None:
+        release = threading.Event()
+        order: list[str] = []
+
+        def stuck(c: at.Call) -> str:
+            order.append("start " + c.id)
+            if c.id == "1":
+                release.wait(20)
+            order.append("end " + c.id)
+            return c.id
+
+        t = at.new_func("stuck", "", None, stuck, resource="db", timeout=0.05)
+        jobs = [at.Job(t, at.Call("1")), at.Job(t, at.Call("2"))]
+        events = []
+        for event in at.Executor().execute(jobs):
+            events.append(event)
+            if event.index == 0:
+                self.assertEqual(order, ["start 1"])  # 2 waits while 1 still runs
+                release.set()
+        self.assertIsInstance(events[0].error, TimeoutError)
+        self.assertEqual(order, ["start 1", "end 1", "start 2", "end 2"])
+
+    def test_cancel_ends_a_chain_waiting_behind_a_tool_that_never_returns(self) -> None:
+        release = threading.Event()
+
+        def stuck(c: at.Call) -> str:
+            if c.id == "1":
+                release.wait(30)  # ignores cancellation
+            return c.id
+
+        t = at.new_func("stuck", "", None, stuck, resource="db", timeout=0.05)
+        jobs = [at.Job(t, at.Call(str(i))) for i in range(1, 4)]
+        cancel = threading.Event()
+        events = []
+        try:
+            for event in at.Executor().execute(jobs, cancel=cancel):
+                events.append(event)
+                cancel.set()  # after the timeout of call 1: calls 2 and 3 never start
+        finally:
+            release.set()
+        self.assertEqual([e.index for e in events], [0, 1, 2])
+        self.assertIsInstance(events[0].error, TimeoutError)
+        self.assertEqual(str(events[2].error), 'call "3" was cancelled before it started')
+
+
+class TestOutputLimits(unittest.TestCase):
+    def test_long_output_is_cut_head_and_tail_and_kept_whole_on_the_result(self) -> None:
+        t = at.new_func("long", "", None, lambda c: "a" * 50 + "b" * 50, max_output=10)
+        results, _ = at.Executor().results([at.Job(t, at.Call("1"))])
+        r = results[0]
+        assert r is not None
+        self.assertEqual(r.output, "aaaaa\n[... 90 characters cut ...]\nbbbbb")
+        self.assertEqual(r.full_output, "a" * 50 + "b" * 50)
+        short, _ = at.Executor(max_output=1000).results([at.Job(t, at.Call("2"))])
+        self.assertEqual(short[0].output, r.output)  # the tool's own limit wins  # type: ignore[union-attr]
+        plain = raw(lambda c: "x" * 20)
+        cut, _ = at.Executor(max_output=4).results([at.Job(plain, at.Call("3"))])
+        self.assertEqual(cut[0].output, "xx\n[... 16 characters cut ...]\nxx")  # type: ignore[union-attr]
+        whole, _ = at.Executor(max_output=40).results([at.Job(plain, at.Call("4"))])
+        self.assertIsNone(whole[0].full_output)  # type: ignore[union-attr]
+
+    def test_text_parts_and_error_messages_are_cut_too(self) -> None:
+        t = raw(lambda c: at.parts({"type": "text", "text": "y" * 30}), max_output=6)
+        results, _ = at.Executor().results([at.Job(t, at.Call("1"))])
+        self.assertEqual(
+            results[0].output,  # type: ignore[union-attr]
+            [{"type": "text", "text": "yyy\n[... 24 characters cut ...]\nyyy"}],
+        )
+
+        def fails(c: at.Call) -> str:
+            raise ValueError("e" * 40)
+
+        _, errors = at.Executor(max_output=8).results([at.Job(raw(fails), at.Call("2"))])
+        self.assertEqual(
+            at.error_result(errors[0]).output,  # type: ignore[arg-type]
+            "Error: eeee\n[... 32 characters cut ...]\neeee",
+        )
+        self.assertEqual(str(errors[0]), "e" * 40)  # the host keeps the whole message
+
+    def test_a_slow_consumer_gets_the_latest_progress_not_an_unbounded_queue(self) -> None:
+        sent = threading.Event()
+        go = threading.Event()
+
+        def chatty(c: at.Call) -> str:
+            for i in range(10_000):
+                at.progress(str(i))
+            sent.set()
+            go.wait(20)  # every update was sent before the consumer reads a second event
+            return "done"
+
+        gen = at.Executor().execute([at.Job(raw(chatty), at.Call("1"))])
+        events = [next(gen)]
+        self.assertTrue(sent.wait(20))
+        go.set()
+        events.extend(gen)
+        progress = [e.result.output for e in events if not e.final]  # type: ignore[union-attr]
+        self.assertLessEqual(len(progress), 1 + 16)
+        self.assertEqual(progress[-1], "9999")
+        self.assertEqual(events[-1].result.output, "done")  # type: ignore[union-attr]
+
+
+class TestAsyncHosts(unittest.TestCase):
+    def test_aexecute_runs_async_tools_on_the_callers_loop_and_sync_tools_on_threads(self) -> None:
+        async def where() -> str:
+            await asyncio.sleep(0)
+            return "same loop" if asyncio.get_running_loop() is host_loop[0] else "other loop"
+
+        def sync(c: at.Call) -> str:
+            return (
+                "main thread" if threading.current_thread() is threading.main_thread() else "worker"
+            )
+
+        host_loop: list[Any] = []
+
+        async def host() -> list[Any]:
+            host_loop.append(asyncio.get_running_loop())
+            jobs = [at.Job(at.tool(where), at.Call("a")), at.Job(raw(sync), at.Call("s"))]
+            return [e async for e in at.Executor().aexecute(jobs)]
+
+        events = asyncio.run(host())
+        outputs = sorted(e.result.output for e in events if e.final)  # type: ignore[union-attr]
+        self.assertEqual(outputs, ["same loop", "worker"])
+
+    def test_objects_bound_to_the_host_loop_work_in_a_wrapped_async_tool(self) -> None:
+        async def host() -> list[dict[str, Any]]:
+            queue: asyncio.Queue[str] = asyncio.Queue()
+            queue.put_nowait("from the host's queue")
+
+            async def take() -> str:
+                return await queue.get()
+
+            inner = at.tool(take)
+            ts = at.ToolSet([at.wrap(inner, inner.execute)])
+            return await ts.arun(
+                [{"type": "function_call", "call_id": "1", "name": "take", "arguments": "{}"}]
+            )
+
+        items = asyncio.run(host())
+        self.assertEqual(items[0]["output"], "from the host's queue")
+
+    def test_cancelling_the_consuming_task_or_the_event_cancels_the_batch(self) -> None:
+        started = threading.Event()
+        stopped: list[str] = []
+
+        async def forever(c: at.Call) -> str:
+            started.set()
+            try:
+                await asyncio.sleep(3600)
+            finally:
+                stopped.append(c.id)
+            return "never"
+
+        t = raw(forever)
+
+        async def consume(cancel: Any) -> list[Any]:
+            return [e async for e in at.Executor().aexecute([at.Job(t, at.Call("1"))], cancel)]
+
+        async def host() -> list[Any]:
+            task = asyncio.ensure_future(consume(None))
+            while not started.is_set():
+                await asyncio.sleep(0.001)
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+            await asyncio.sleep(0.01)
+            outcomes = []
+            for make in (asyncio.Event, threading.Event):
+                started.clear()
+                cancel = make()
+                task = asyncio.ensure_future(consume(cancel))
+                while not started.is_set():
+                    await asyncio.sleep(0.001)
+                cancel.set()
+                outcomes.append(await task)
+            return outcomes
+
+        outcomes = asyncio.run(host())
+        self.assertEqual(stopped, ["1", "1", "1"])
+        for events in outcomes:
+            self.assertIsInstance(events[-1].error, at.Cancelled)
+
+    def test_the_sync_api_works_inside_a_running_loop(self) -> None:
+        async def leaf() -> str:
+            await asyncio.sleep(0)
+            return "leaf"
+
+        async def host() -> list[Any]:
+            return at.Executor().results([at.Job(at.tool(leaf), at.Call("1"))])[0]
+
+        self.assertEqual([r.output for r in asyncio.run(host())], ["leaf"])  # type: ignore[union-attr]
+
+    def test_a_tool_from_an_async_def_reads_as_a_coroutine_function(self) -> None:
+        async def coro() -> str:
+            return ""
+
+        t = at.tool(coro)
+        self.assertTrue(asyncio.iscoroutinefunction(t))
+        if sys.version_info >= (3, 12):
+            self.assertTrue(inspect.iscoroutinefunction(t))
+        self.assertFalse(asyncio.iscoroutinefunction(raw(lambda c: "")))
+
+    def test_a_soak_of_5000_jobs_through_aexecute_with_timeouts_and_crashes(self) -> None:
+        others = {t for t in threading.enumerate() if t.name != "agenttool-worker"}
+        rng = random.Random(9)
+        kinds = ["ok", "fail", "exit", "interrupt", "slow", "sync", "progress"]
+        plan = [rng.choice(kinds) for _ in range(5000)]
+
+        async def flaky(i: int) -> str:
+            kind = plan[i]
+            await asyncio.sleep(0)
+            if kind == "fail":
+                raise RuntimeError(str(i))
+            if kind == "exit":
+                raise SystemExit(i)
+            if kind == "interrupt":
+                raise KeyboardInterrupt
+            if kind == "slow":
+                await asyncio.sleep(3600)
+            if kind == "progress":
+                at.progress("p")
+            return str(i)
+
+        def sync(c: at.Call) -> str:
+            at.cancel_event().wait(0.001 * (int(c.id) % 3))
+            return c.id
+
+        tools = [at.tool(flaky, timeout=0.2), at.tool(flaky, name="r", resource="r1")]
+        sync_tool = raw(sync, timeout=0.5)
+        jobs = [
+            at.Job(sync_tool, at.Call(str(i)))
+            if plan[i] == "sync"
+            else at.Job(tools[i % 2] if plan[i] != "slow" else tools[0], at.Call(str(i), {"i": i}))
+            for i in range(5000)
+        ]
+
+        async def host() -> list[int]:
+            seen = [0] * 5000
+            async for event in at.Executor(max_parallel=200).aexecute(jobs):
+                if event.final:
+                    seen[event.index] += 1
+                    ok = plan[event.index] in ("ok", "sync", "progress")
+                    self.assertEqual(event.error is None, ok, plan[event.index])
+            return seen
+
+        seen = asyncio.run(host())
+        self.assertEqual(seen, [1] * 5000)
+        retire_pool_threads()
+        self.assertEqual(at._workers.threads(), [])
+        left = {t for t in threading.enumerate() if t.name != "agenttool-worker"} - others
+        self.assertEqual([t.name for t in left if t.name != "agenttool-async"], [])
 
 
 if __name__ == "__main__":

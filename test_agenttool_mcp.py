@@ -2808,5 +2808,22 @@ class TestLargeEventsFromOtherServers(_Fixture):
             self.assertFalse(remote.closed)
 
 
+class TestServedOutputLimits(_Case):
+    """max_output bounds what a served tool's caller sees: a cut structured result is not sent
+    again whole as the spec's text block (the value stays in structuredContent)."""
+
+    def test_a_cut_structured_result_is_not_sent_whole_as_text(self) -> None:
+        def numbers(n: int) -> list[int]:
+            """The numbers below n."""
+            return list(range(n))
+
+        tool = at.new("numbers", "", numbers, max_output=40)
+        with am.connect(server=am.build_server([tool], name="limits")) as remote:
+            got = remote.call("numbers", {"n": 500})
+        self.assertIn("characters cut", got.output)
+        self.assertLess(len(got.output), 200)
+        self.assertEqual(got.structured, list(range(500)))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -290,11 +290,23 @@ _PROBE = (
 )
 
 
+# agenttool imported from a copy in a folder with no __pycache__, bytecode writing off: what a
+# vendored copy in a read-only folder, or an image with PYTHONDONTWRITEBYTECODE=1, pays.
+_NO_PYC_DIR = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"agenttool-bench-nopyc-{os.getpid()}")
+NO_PYC = (
+    "import agenttool, no usable .pyc",
+    f"import sys; sys.path.insert(0, {_NO_PYC_DIR!r}); import agenttool",
+)
+
+
 def _one_import(stmt: str) -> tuple[float, float]:
     """Wall time of a fresh interpreter running ``stmt``, and the statement's own time in it."""
+    env = None
+    if stmt == NO_PYC[1]:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     t0 = time.perf_counter_ns()
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(stmt=stmt)], capture_output=True, text=True
+        [sys.executable, "-c", _PROBE.format(stmt=stmt)], capture_output=True, text=True, env=env
     )
     wall = time.perf_counter_ns() - t0
     if out.returncode != 0:
@@ -312,7 +324,15 @@ def bench_import(args: argparse.Namespace) -> None:
         "inside the process.  Bytecode is cached (warm); one untimed warm-up run each.",
     )
     usable: list[tuple[str, str]] = []
-    for label, stmt in IMPORTS:
+    imports = list(IMPORTS)
+    source = os.path.join(ROOT, "agenttool.py")
+    if os.path.exists(source):
+        import shutil
+
+        os.makedirs(_NO_PYC_DIR, exist_ok=True)
+        shutil.copy(source, _NO_PYC_DIR)
+        imports.insert(3, NO_PYC)
+    for label, stmt in imports:
         try:
             _one_import(stmt)
             usable.append((label, stmt))
@@ -369,6 +389,17 @@ def bench_import(args: argparse.Namespace) -> None:
         )
     else:
         unavailable("import", "agenttool does not import")
+    if NO_PYC[1] in low and "import agenttool" in low:
+        compile_low = low[NO_PYC[1]] - low["import agenttool"]
+        compile_med = med[NO_PYC[1]] - med["import agenttool"]
+        print(
+            f"  without a usable .pyc agenttool costs {compile_low / 1e6:+.1f} ms more (min; "
+            f"median {compile_med / 1e6:+.1f}): compiling the module; "
+            "`python -m compileall agenttool.py` ahead of time avoids it"
+        )
+    import shutil
+
+    shutil.rmtree(_NO_PYC_DIR, ignore_errors=True)
     # The modules agenttool imports beyond the floor: the list the 5 ms target depends on.
     probe = (
         "import sys\nimport " + FLOOR + "\nbefore = set(sys.modules)\nimport agenttool\n"
@@ -1046,6 +1077,7 @@ def bench_executor(at: Any, args: argparse.Namespace) -> None:
         f"{fmt_ns(pe)} = {fmt_ratio(pe / 100e6)} ideal "
         f"(median {fmt_ns(statistics.median(par_ex))})",
     )
+    bench_async_sleepers(at, args)
     if args.profile:
         small = jobs[:2000]
         profile_call("Executor().results(2,000 no-op jobs)", lambda: at.Executor().results(small))
@@ -1055,6 +1087,63 @@ def bench_executor(at: Any, args: argparse.Namespace) -> None:
                 list(p.map(noop.execute, calls[:2000]))
 
         profile_call("ThreadPoolExecutor(8).map(execute, 2,000 calls)", pool_small)
+
+
+async def _sleeper(ms: int) -> str:
+    await asyncio.sleep(ms / 1000)
+    return "slept"
+
+
+def bench_async_sleepers(at: Any, args: argparse.Namespace) -> None:
+    """1,000 async def tools that sleep 100 ms: aexecute against asyncio.gather of the same
+    coroutines, and the synchronous path (threads waiting on the shared loop) for contrast."""
+    if not hasattr(at.Executor, "aexecute"):
+        unavailable("async sleepers", "agenttool.Executor.aexecute is missing")
+        return
+    n = 1000
+    tool = at.tool(_sleeper)
+    jobs = [at.Job(tool, at.Call(id=f"a{i}", args={"ms": 100})) for i in range(n)]
+
+    async def through_aexecute() -> None:
+        finals = 0
+        async for event in at.Executor(max_parallel=n).aexecute(jobs):
+            if event.final:
+                assert event.error is None, event.error
+                finals += 1
+        assert finals == n
+
+    async def through_gather() -> None:
+        await asyncio.gather(*(_sleeper(100) for _ in range(n)))
+
+    def timed(fn: Callable[[], Any]) -> float:
+        gc.collect()
+        t0 = time.perf_counter_ns()
+        asyncio.run(fn())
+        return time.perf_counter_ns() - t0
+
+    rounds = max(3, args.rounds // 3)
+    ex_t: list[float] = []
+    gather_t: list[float] = []
+    for _ in range(rounds):
+        ex_t.append(timed(through_aexecute))
+        gather_t.append(timed(through_gather))
+    t0 = time.perf_counter_ns()
+    at.Executor(max_parallel=n).results(jobs)
+    sync_t = time.perf_counter_ns() - t0
+    ex, ga = min(ex_t), min(gather_t)
+    table(
+        ["1,000 async def tools sleeping 100 ms", "agenttool", "asyncio.gather", "ratio"],
+        [
+            ["Executor(max_parallel=1000).aexecute", fmt_ns(ex), fmt_ns(ga), fmt_ratio(ex / ga)],
+            [
+                "Executor(max_parallel=1000).results (threads)",
+                fmt_ns(sync_t),
+                fmt_ns(ga),
+                fmt_ratio(sync_t / ga),
+            ],
+        ],
+    )
+    target("aexecute within 1.3x asyncio.gather", ex / ga <= 1.3, fmt_ratio(ex / ga))
 
 
 # ----------------------------------------------------------------------------------------------
