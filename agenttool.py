@@ -3379,8 +3379,11 @@ _GENERAL_CATEGORIES = {  # ECMA-262's General_Category value aliases -> unicoded
     "Unassigned": "Cn",
     "Uppercase_Letter": "Lu",
 }
-for _short in "Cc Cf Cn Co Cs Ll Lm Lo Lt Lu Mc Me Mn Nd Nl No Pc Pd Pe Pf Pi Po Ps Sc Sk Sm So Zl Zp Zs".split():
-    _GENERAL_CATEGORIES[_short] = _short
+_GENERAL_CATEGORIES.update(
+    (short, short)
+    for short in "Cc Cf Cn Co Cs Ll Lm Lo Lt Lu Mc Me Mn Nd Nl No Pc Pd Pe Pf Pi Po Ps Sc Sk Sm So "
+    "Zl Zp Zs".split()
+)
 # Binary properties ECMA-262 lists that Python has no data for: accepted by ECMA, refused here.
 _UNTRANSLATABLE_PROPERTIES = frozenset(
     "Alphabetic Alpha Bidi_Control Bidi_C Bidi_Mirrored Bidi_M Case_Ignorable CI Cased "
@@ -3394,7 +3397,7 @@ _UNTRANSLATABLE_PROPERTIES = frozenset(
     "Noncharacter_Code_Point NChar Pattern_Syntax Pat_Syn Pattern_White_Space Pat_WS "
     "Quotation_Mark QMark Radical Regional_Indicator RI Sentence_Terminal STerm Soft_Dotted SD "
     "Terminal_Punctuation Term Unified_Ideograph UIdeo Uppercase Upper Variation_Selector VS "
-    "White_Space space XID_Continue XIDC XID_Start XIDS".split()
+    "XID_Continue XIDC XID_Start XIDS".split()
 )
 
 
@@ -3421,7 +3424,7 @@ def _negate(ranges: _Ranges) -> _Ranges:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _category_ranges(categories: str) -> _Ranges:
     """The code points in any of the space-separated unicodedata categories (one scan, cached)."""
     import unicodedata
@@ -3459,6 +3462,8 @@ def _property_ranges(name: str) -> _Ranges:
         return ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
     if name == "Assigned":
         return _negate(_category_ranges("Cn"))
+    if name in ("White_Space", "space"):
+        return _merge(_SPACE[:-1] + ((0x85, 0x85),))  # \s without U+FEFF, with U+0085
     if name in _UNTRANSLATABLE_PROPERTIES:
         raise ValueError(f"\\p{{{name}}} is valid ECMA-262 but Python has no data for it")
     raise ValueError(f"invalid Unicode property \\p{{{name}}}")
@@ -3478,6 +3483,7 @@ class _EcmaParser:
         self.s, self.i = source, 0
         self.groups, self.names = self._scan_groups()
         self.group_count = 0
+        self.closed: set[int] = set()
         self.has_backref = False
 
     def fail(self, why: str) -> NoReturn:
@@ -3485,7 +3491,8 @@ class _EcmaParser:
 
     def _scan_groups(self) -> tuple[int, dict[str, int]]:
         """The number of capturing groups and their names (ECMA allows forward references)."""
-        s, i, count, names, in_class = self.s, 0, 0, {}, False
+        s, i, count, in_class = self.s, 0, 0, False
+        names: dict[str, int] = {}
         while i < len(s):
             ch = s[i]
             if ch == "\\":
@@ -3578,6 +3585,7 @@ class _EcmaParser:
             self.fail("duplicate group name")
         node = self.disjunction()
         self.close()
+        self.closed.add(number)
         return ("group", number, node)
 
     def quantifier(self, atom: _Node) -> _Node:
@@ -3618,8 +3626,7 @@ class _EcmaParser:
             if m is None or m.group(1) not in self.names:
                 self.fail("invalid named reference")
             self.i = m.end()
-            self.has_backref = True
-            return ("backref", self.names[m.group(1)])
+            return self.backref(self.names[m.group(1)])
         if nxt.isdigit() and nxt != "0":
             m = re.compile(r"\\(\d+)").match(s, self.i)
             assert m is not None
@@ -3627,9 +3634,15 @@ class _EcmaParser:
             if number > self.groups:
                 self.fail("invalid escape")
             self.i = m.end()
-            self.has_backref = True
-            return ("backref", number)
+            return self.backref(number)
         return ("char", self.escape(in_class=False))
+
+    def backref(self, number: int) -> _Node:
+        """A backreference; one to a group not closed yet always matches "" in ECMA-262."""
+        if number not in self.closed:
+            return ("seq", [])
+        self.has_backref = True
+        return ("backref", number)
 
     def char_class(self) -> _Ranges:
         self.i += 1
@@ -3749,8 +3762,10 @@ def _is_hex(text: str) -> bool:
 
 
 def _is_group_name(name: str) -> bool:
-    return bool(name) and (name[0].isidentifier() or name[0] == "$") and all(
-        (ch == "$" or ("a" + ch).isidentifier()) for ch in name
+    return (
+        bool(name)
+        and (name[0].isidentifier() or name[0] == "$")
+        and all((ch == "$" or ("a" + ch).isidentifier()) for ch in name)
     )
 
 
@@ -3761,7 +3776,13 @@ def _re_char(code: int) -> str:
     ch = chr(code)
     if ch.isascii() and ch.isalnum():
         return ch
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
 
 
 def _re_ranges(ranges: _Ranges) -> str:
@@ -3773,7 +3794,12 @@ def _re_ranges(ranges: _Ranges) -> str:
     return "[" + "".join(parts) + "]"
 
 
-_RE_ASSERTIONS = {"^": "^", "$": "\\Z", "b": "(?a:\\b)", "B": "(?a:\\B)"}
+_RE_ASSERTIONS = {
+    "^": "^",
+    "$": "\\Z",
+    "b": "(?a:\\b)",
+    "B": "(?a:\\B|\\A\\Z)",
+}  # re's \B misses ""
 _RE_LIMIT = 4294967294  # re's largest count; ECMA's larger ones cannot matter on real strings
 
 
@@ -3791,7 +3817,7 @@ def _re_source(node: _Node) -> str:
     if kind == "assert":
         return _RE_ASSERTIONS[node[1]]
     if kind == "look":
-        return "(?" + node[1] + _re_source(node[2]) + ")"
+        return f"(?{node[1]}{_re_source(node[2])})"
     if kind == "backref":
         return f"(?({node[1]})\\{node[1]})"  # ECMA: a group that did not take part matches ""
     _, body, low, high, greedy = node
@@ -3835,7 +3861,9 @@ class _Nfa:
 
     def add(self, kind: str, arg: Any, out1: int, out2: int = -1) -> int:
         if len(self.kind) >= _NFA_LIMIT:
-            raise ValueError(f"the pattern expands to more than {_NFA_LIMIT} states")
+            raise ValueError(
+                f"repeats too much to run in linear time (more than {_NFA_LIMIT} NFA states)"
+            )
         self.kind.append(kind)
         self.arg.append(arg)
         self.out1.append(out1)
@@ -3864,7 +3892,10 @@ class _Nfa:
         if kind == "repeat":
             _, body, low, high, _ = node
             if self.analysis:  # two copies show any ambiguity a thousand would
-                low, high = min(low, 2), high if high == _INFINITE else min(low, 2) + min(high - low, 2)
+                low, high = (
+                    min(low, 2),
+                    high if high == _INFINITE else min(low, 2) + min(high - low, 2),
+                )
             if high == _INFINITE:
                 loop = self.add("split", None, -1, nxt)
                 self.out1[loop] = self.build(body, loop)
@@ -4027,10 +4058,21 @@ def _path_count(node: _Node) -> int:
         for count in counts:
             total = min(_UNBOUNDED, total * count if kind == "seq" else total + count)
         return total
-    if kind == "backref" or node[3] == _INFINITE:
+    if kind == "backref":
+        return 1  # it matches the group's text or nothing
+    if node[3] == _INFINITE:
         return _UNBOUNDED
-    ways = _path_count(node[1])
-    return min(_UNBOUNDED, sum(min(_UNBOUNDED, ways**k) for k in range(node[2], min(node[3], 64) + 1)))
+    body, low, high = node[1], int(node[2]), int(node[3])
+    once = _path_count(body)
+    if once == 1:
+        return min(_UNBOUNDED, high - low + 1)
+    if low >= 62:
+        return _UNBOUNDED
+    ways, total = 1, 0
+    for k in range(min(high, 62) + 1):  # X{2,3} has ways(X)**2 + ways(X)**3 ways
+        total += ways if k >= low else 0
+        ways = min(_UNBOUNDED, ways * once)
+    return _UNBOUNDED if high > 62 else min(_UNBOUNDED, total)
 
 
 def _starts_anchored(node: _Node) -> bool:
@@ -4051,7 +4093,8 @@ def _re_safe(node: _Node) -> bool:
     for look in _walk(rest):
         if look[0] == "look" and _max_length(look[2], dict(groups)) > _BOUNDED_LENGTH:
             return False  # a lookaround reached at many places must cost little at each
-    if _path_count(node) <= 1000:
+    ways = _path_count(node)
+    if ways <= 1000 and (anchored or ways * _max_length(node, dict(groups)) <= 4000):
         return True
     nfa = _Nfa(analysis=True)
     return not _ambiguous(nfa, nfa.build(node, nfa.match))
@@ -4176,7 +4219,9 @@ def _linear_search(node: _Node) -> Callable[[str], Any]:
     main = _LinearSearch(rest, _starts_anchored(rest))
     if not looks:
         return main
-    checks = [(_LinearSearch(("seq", [("assert", "^"), look[2]]), True), look[1] == "=") for look in looks]
+    checks = [
+        (_LinearSearch(("seq", [("assert", "^"), look[2]]), True), look[1] == "=") for look in looks
+    ]
 
     def search(text: str) -> bool | None:
         for check, wanted in checks:
@@ -4187,12 +4232,32 @@ def _linear_search(node: _Node) -> Callable[[str], Any]:
     return search
 
 
+def _check_backrefs(node: _Node) -> None:
+    """ValueError for a backreference to a group inside a repeat.
+
+    ECMA-262 clears a group's capture each time round its repeat, Python's re keeps the last
+    one, so the two could disagree: such a backreference is refused, not translated.
+    """
+    groups_in_repeats: set[int] = set()
+    for inner in _walk(node):
+        if inner[0] == "repeat" and (inner[3] == _INFINITE or inner[3] > 1):
+            groups_in_repeats.update(n[1] for n in _walk(inner[1]) if n[0] == "group")
+    for inner in _walk(node):
+        if inner[0] == "backref" and inner[1] in groups_in_repeats:
+            raise ValueError(
+                "a backreference to a repeated group (ECMA-262 clears it each time round, "
+                "Python keeps it): valid ECMA-262 that is not translated"
+            )
+
+
 @functools.lru_cache(maxsize=1024)
 def _ecma_search(source: str) -> Callable[[str], Any]:
     """A search function for an ECMA-262 pattern (not None where it matches); ValueError if bad."""
     parser = _EcmaParser(source)
     tree = parser.parse()
-    if not parser.has_backref:
+    if parser.has_backref:
+        _check_backrefs(tree)
+    else:
         tree = _trim(tree)
     try:
         python = re.compile(_re_source(tree))
