@@ -3835,7 +3835,7 @@ def _re_source(node: _Node) -> str:
 
 # ---- The NFA: the matcher's program and the ground for the safety analysis ----------------
 
-_NFA_LIMIT = 10_000  # NFA states a pattern may expand to (a{1000} is 1,000 of them)
+_NFA_LIMIT = 2_000  # NFA states a pattern may expand to (a{1000} is 1,000 of them)
 _BOUNDED_LENGTH = 64  # the longest unanchored match left to re's search
 
 
@@ -4094,7 +4094,7 @@ def _re_safe(node: _Node) -> bool:
         if look[0] == "look" and _max_length(look[2], dict(groups)) > _BOUNDED_LENGTH:
             return False  # a lookaround reached at many places must cost little at each
     ways = _path_count(node)
-    if ways <= 1000 and (anchored or ways * _max_length(node, dict(groups)) <= 4000):
+    if ways <= 1000 and (anchored or ways * _max_length(node, dict(groups)) <= 1000):
         return True
     nfa = _Nfa(analysis=True)
     return not _ambiguous(nfa, nfa.build(node, nfa.match))
@@ -4103,78 +4103,121 @@ def _re_safe(node: _Node) -> bool:
 class _LinearSearch:
     """``re.search``'s yes or no in linear time: a DFA over sets of NFA states, made lazily.
 
-    A DFA state is a dict from a character class to the next state (``True`` once a match
-    is found, ``False`` once none can be), and holds its NFA states under the key -1.
-    Characters are grouped into classes no character set of the pattern tells apart.
+    A set of NFA states is an int, one bit a state.  A DFA state is a dict from a character
+    class (characters no set in the pattern tells apart) to the next DFA state, ``True`` once a
+    match is found, ``False`` once none can be; it keeps (pending states, previous character
+    was a word character, at the start) under the key -1.  A transition not made yet costs a
+    pass over the pending set a byte of bits at a time, through tables also filled on use.
     """
 
     _MAX_STATES = 4096
 
     def __init__(self, node: _Node, anchored: bool) -> None:
         self.nfa = nfa = _Nfa(analysis=False)
-        self.start = nfa.build(node, nfa.match)
+        self.start = 1 << nfa.build(node, nfa.match)
+        self.match = 1 << nfa.match
+        self.width = (len(nfa.kind) + 7) // 8  # bytes in a set of states
         self.anchored = anchored
+        self.words = any(k == "assert" and a in "bB" for k, a in zip(nfa.kind, nfa.arg))
         bounds = {0}
-        for state, kind in enumerate(nfa.kind):
-            if kind == "char" or (kind == "assert" and nfa.arg[state] in "bB"):
-                for lo, hi in nfa.arg[state] if kind == "char" else _WORD:
-                    bounds.update((lo, hi + 1))
+        for kind, arg in zip(nfa.kind, nfa.arg):
+            if kind == "char":
+                bounds.update(b for lo, hi in arg for b in (lo, hi + 1))
+        if self.words:
+            bounds.update(b for lo, hi in _WORD for b in (lo, hi + 1))
         self.bounds = sorted(b for b in bounds if b <= _MAX_CODE_POINT)
         self.class_of: dict[str, int] = {}
-        self.known: dict[tuple[frozenset[int], bool, bool], dict[int, Any]] = {}
-        self.initial = self.state(frozenset([self.start]), False, True)
+        self.takes: dict[int, int] = {}  # class -> the char states that take it
+        self.tables: dict[Any, list[dict[int, int]]] = {}  # per context, per byte of states
+        self.singles: dict[Any, list[int]] = {}  # per context, per state (-1: not yet)
+        self.known: dict[tuple[int, bool, bool], dict[int, Any]] = {}
+        self.initial = self.state(self.start, False, True)
 
-    def state(self, threads: frozenset[int], prev_word: bool, at_start: bool) -> dict[int, Any]:
-        key = (threads, prev_word, at_start)
+    def state(self, pending: int, prev_word: bool, at_start: bool) -> dict[int, Any]:
+        key = (pending, prev_word and self.words, at_start)
         found = self.known.get(key)
         if found is None:
-            if len(self.known) >= self._MAX_STATES:
-                self.known = {}  # a search under way keeps the states it holds
-            found = self.known[key] = {-1: key}
+            if len(self.known) >= self._MAX_STATES:  # start over; a search under way keeps its own
+                first = self.initial[-1]
+                self.known = {first: {-1: first}}
+                self.initial = self.known[first]
+            found = self.known.setdefault(key, {-1: key})
         return found
 
-    def closure(self, threads: frozenset[int], context: tuple[bool, bool, bool, bool]) -> list[int]:
-        """The char states reachable without consuming, or [match] when a match is reached."""
+    def closure(self, state: int, context: tuple[bool, bool, bool, bool]) -> int:
+        """The char states (and match) reachable from ``state`` without consuming."""
         at_start, at_end, prev_word, next_word = context
-        nfa, seen, out, stack = self.nfa, set(), [], list(threads)
+        nfa, seen, out, stack = self.nfa, set(), 0, [state]
         while stack:
             state = stack.pop()
             if state in seen:
                 continue
             seen.add(state)
             kind = nfa.kind[state]
-            if kind == "match":
-                return [state]
-            if kind == "char":
-                out.append(state)
+            if kind in ("char", "match"):
+                out |= 1 << state
             elif kind == "split":
                 stack += (nfa.out1[state], nfa.out2[state])
             else:
                 test = nfa.arg[state]
-                holds = (
-                    at_start
-                    if test == "^"
-                    else at_end
-                    if test == "$"
-                    else (prev_word != next_word) == (test == "b")
-                )
+                if test == "^":
+                    holds = at_start
+                elif test == "$":
+                    holds = at_end
+                else:
+                    holds = (prev_word != next_word) == (test == "b")
                 if holds:
                     stack.append(nfa.out1[state])
         return out
 
+    def spread(self, states: int, context: Any) -> int:
+        """The union of what each of ``states`` leads to: closures, or (context None) the
+        states after each char state."""
+        tables = self.tables.get(context)
+        if tables is None:
+            tables = self.tables[context] = [{} for _ in range(self.width)]
+            self.singles[context] = [-1] * (self.width * 8)
+        out = 0
+        for at, byte in enumerate(states.to_bytes(self.width, "little")):
+            if byte:
+                union = tables[at].get(byte)
+                if union is None:
+                    union = tables[at][byte] = self.union(at * 8, byte, context)
+                out |= union
+        return out
+
+    def union(self, base: int, byte: int, context: Any) -> int:
+        singles = self.singles[context]
+        out = 0
+        for state in range(base, base + 8):
+            if byte >> (state - base) & 1:
+                one = singles[state]
+                if one < 0:
+                    nfa = self.nfa
+                    one = 1 << nfa.out1[state] if context is None else self.closure(state, context)
+                    singles[state] = one
+                out |= one
+        return out
+
     def step(self, state: dict[int, Any], k: int) -> Any:
-        threads, prev_word, at_start = state[-1]
+        pending, prev_word, at_start = state[-1]
         code = self.bounds[k]
-        word = _contains(_WORD, code)
-        live = self.closure(threads, (at_start, False, prev_word, word))
-        nfa = self.nfa
-        if live and nfa.kind[live[0]] == "match":
+        word = self.words and _contains(_WORD, code)
+        live = self.spread(pending, (at_start, False, prev_word, word))
+        if live & self.match:
             result: Any = True
         else:
-            following = {nfa.out1[s] for s in live if _contains(nfa.arg[s], code)}
+            takes = self.takes.get(k)
+            if takes is None:
+                takes = self.takes[k] = sum(
+                    1 << s
+                    for s, kind in enumerate(self.nfa.kind)
+                    if kind == "char" and _contains(self.nfa.arg[s], code)
+                )
+            following = self.spread(live & takes, None)
             if not self.anchored:
-                following.add(self.start)
-            result = self.state(frozenset(following), word, False) if following else False
+                following |= self.start
+            result = self.state(following, word, False) if following else False
         state[k] = result
         return result
 
@@ -4185,11 +4228,6 @@ class _LinearSearch:
             self.class_of = {}
         k = self.class_of[ch] = bisect_right(self.bounds, ord(ch)) - 1
         return k
-
-    def ends_with_match(self, state: dict[int, Any]) -> bool:
-        threads, prev_word, at_start = state[-1]
-        live = self.closure(threads, (at_start, True, prev_word, False))
-        return bool(live) and self.nfa.kind[live[0]] == "match"
 
     def __call__(self, text: str) -> bool | None:
         state = self.initial
@@ -4209,7 +4247,9 @@ class _LinearSearch:
             state = nxt
         final = state.get(-2)
         if final is None:
-            final = state[-2] = self.ends_with_match(state)
+            pending, prev_word, at_start = state[-1]
+            live = self.spread(pending, (at_start, True, prev_word, False))
+            final = state[-2] = bool(live & self.match)
         return True if final else None
 
 

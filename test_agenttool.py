@@ -21,6 +21,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -4759,6 +4760,47 @@ class TestHostilePatterns(unittest.TestCase):
             "        print('refused')\n"
         )
         self.assertEqual(self.run_bounded(code), ["refused", "accepted", "refused"])
+
+
+if st is not None:
+    regex_atoms = st.sampled_from(
+        ["a", "b", "[ab]", "[^a]", ".", "\\w", "\\W", "\\s", "\\d", "\\b", "\\B", "^", "$", "x"]
+    )
+
+    def regex_compound(inner: Any) -> Any:
+        quantifiers = st.sampled_from(["*", "+", "?", "{2}", "{0,2}", "{1,3}", "{2,}", "*?", "+?"])
+        return (
+            st.lists(inner, min_size=2, max_size=3).map("".join)
+            | st.lists(inner, min_size=2, max_size=3).map(lambda xs: "(?:" + "|".join(xs) + ")")
+            | st.tuples(inner, quantifiers).map(lambda t: f"(?:{t[0]}){t[1]}")
+            | st.tuples(st.sampled_from(["(?=", "(?!"]), inner).map(lambda t: f"^{t[0]}{t[1]})")
+        )
+
+    random_regexes = st.recursive(regex_atoms, regex_compound, max_leaves=8)
+    regex_texts = st.text(alphabet="ab x\n1é", max_size=12)
+
+
+@needs(st is not None, "hypothesis is not installed")
+class TestLinearMatcherAgreesWithRe(unittest.TestCase):
+    """The lazy DFA and Python's re (on the translation) find the same matches."""
+
+    def test_random_patterns_and_strings(self) -> None:
+        @settings(max_examples=300 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(random_regexes, st.lists(regex_texts, min_size=1, max_size=6))
+        def run(pattern: str, texts: list[str]) -> None:
+            tree = at._EcmaParser(pattern).parse()
+            python = re.compile(at._re_source(tree)).search
+            for form in (tree, at._trim(tree)):
+                try:
+                    linear = at._linear_search(form)
+                except at._Unsupported:  # a lookaround away from the start
+                    return
+                for text in texts:
+                    self.assertEqual(
+                        linear(text) is not None, python(text) is not None, f"{pattern!r} {text!r}"
+                    )
+
+        run()
 
 
 if __name__ == "__main__":
