@@ -2059,8 +2059,8 @@ def decode(type_or_function: Any, value: Any, *, strict: bool = False) -> Any:
 #   $comment, format, content*, readOnly...), $vocabulary and unknown keywords.
 # - JSON truths: true is not a number, 1.0 is an integer, enum/const/uniqueItems use JSON
 #   equality (1 == 1.0 but true != 1), lengths count code points, a tuple is an array.
-#   pattern is an ECMA-262 regex run with re.search: \d \w \b are ASCII, \s is ECMA's
-#   whitespace, $ is the very end, \p{L} is a letter; other \p{..} are refused.
+#   pattern is an ECMA-262 regex (the u flag), searched in time linear in the string: see
+#   "ECMA-262 patterns" below.
 # - Nesting: validate_json reports "nesting too deep" when the parser gives up; validate
 #   reports it wherever checking walks deeper than the recursion limit.  A schema that does not
 #   look inside a value ({} or true) accepts it without walking it.
