@@ -4116,14 +4116,16 @@ def _re_safe(node: _Node) -> bool:
 class _LinearSearch:
     """``re.search``'s yes or no in linear time: a DFA over sets of NFA states, made lazily.
 
-    A set of NFA states is an int, one bit a state.  A DFA state is a dict from a character
-    class (characters no set in the pattern tells apart) to the next DFA state, ``True`` once a
-    match is found, ``False`` once none can be; it keeps (pending states, previous character
-    was a word character, at the start) under the key -1.  A transition not made yet costs a
-    pass over the pending set a byte of bits at a time, through tables also filled on use.
+    A set of NFA states is an int, one bit a state.  A DFA state is a dict from a character,
+    and from a character class (characters no set in the pattern tells apart), to the next DFA
+    state, ``True`` once a match is found, ``False`` once none can be; it keeps (pending states,
+    previous character was a word character, at the start) under the key -1.  A transition not
+    made yet costs a pass over the pending set a byte of bits at a time, through tables also
+    filled on use.
     """
 
     _MAX_STATES = 4096
+    _MAX_CHARS = 256  # transitions a DFA state keeps by character (beyond, found by class)
 
     def __init__(self, node: _Node, anchored: bool) -> None:
         self.nfa = nfa = _Nfa(analysis=False)
@@ -4139,14 +4141,13 @@ class _LinearSearch:
         if self.words:
             bounds.update(b for lo, hi in _WORD for b in (lo, hi + 1))
         self.bounds = sorted(b for b in bounds if b <= _MAX_CODE_POINT)
-        self.class_of: dict[str, int] = {}
         self.takes: dict[int, int] = {}  # class -> the char states that take it
         self.tables: dict[Any, list[dict[int, int]]] = {}  # per context, per byte of states
         self.singles: dict[Any, list[int]] = {}  # per context, per state (-1: not yet)
-        self.known: dict[tuple[int, bool, bool], dict[int, Any]] = {}
+        self.known: dict[tuple[int, bool, bool], dict[Any, Any]] = {}
         self.initial = self.state(self.start, False, True)
 
-    def state(self, pending: int, prev_word: bool, at_start: bool) -> dict[int, Any]:
+    def state(self, pending: int, prev_word: bool, at_start: bool) -> dict[Any, Any]:
         key = (pending, prev_word and self.words, at_start)
         found = self.known.get(key)
         if found is None:
@@ -4212,7 +4213,7 @@ class _LinearSearch:
                 out |= one
         return out
 
-    def step(self, state: dict[int, Any], k: int) -> Any:
+    def step(self, state: dict[Any, Any], k: int) -> Any:
         pending, prev_word, at_start = state[-1]
         code = self.bounds[k]
         word = self.words and _contains(_WORD, code)
@@ -4234,25 +4235,25 @@ class _LinearSearch:
         state[k] = result
         return result
 
-    def classify(self, ch: str) -> int:
+    def move(self, state: dict[Any, Any], ch: str) -> Any:
+        """The transition on ``ch`` not yet kept by character: by its class, then kept."""
         from bisect import bisect_right
 
-        if len(self.class_of) > 65536:
-            self.class_of = {}
-        k = self.class_of[ch] = bisect_right(self.bounds, ord(ch)) - 1
-        return k
+        k = bisect_right(self.bounds, ord(ch)) - 1
+        nxt = state.get(k)
+        if nxt is None:
+            nxt = self.step(state, k)
+        if len(state) < self._MAX_CHARS:
+            state[ch] = nxt
+        return nxt
 
     def __call__(self, text: str) -> bool | None:
         state = self.initial
-        class_of = self.class_of
         for ch in text:
-            k = class_of.get(ch)
-            if k is None:
-                k = self.classify(ch)
-                class_of = self.class_of
-            nxt = state.get(k)
-            if nxt is None:
-                nxt = self.step(state, k)
+            try:
+                nxt = state[ch]
+            except KeyError:
+                nxt = self.move(state, ch)
             if nxt is True:
                 return True
             if nxt is False:
