@@ -3303,10 +3303,10 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   that re cannot run safely.
 # - Time: every accepted pattern runs in time linear in the string.  Python's re runs a pattern
 #   when backtracking cannot multiply: it is unambiguous (from any point, at most one way
-#   through the pattern consumes the next character) or has no loop and at most 1,000 ways
-#   through, and it is anchored by a leading ^ or short, so the tries are few or each cheap
-#   (an optional head or tail is dropped first, and a+ at either end becomes a: neither can
-#   change whether a search finds a match).  Every other pattern runs on a lazy DFA over its
+#   through the pattern consumes the next character) and anchored by a leading ^ or short, or
+#   it has no loop and its ways through times its length are few (1,000, or 1,000,000 when
+#   anchored), so the tries are few or each cheap (an optional head or tail is dropped first,
+#   and a+ at either end becomes a: neither can change whether a search finds a match).  Every other pattern runs on a lazy DFA over its
 #   NFA, which also takes lookaheads right after a leading ^: a step costs a dict lookup once
 #   the DFA state is known, and a new one a pass over the NFA states (n x m/8 int operations
 #   at worst, about 80 ms for 10 KB on a 200-state pattern whose DFA blows up).  A pattern
@@ -3430,22 +3430,28 @@ def _negate(ranges: _Ranges) -> _Ranges:
 
 
 @functools.cache
-def _category_ranges(categories: str) -> _Ranges:
-    """The code points in any of the space-separated unicodedata categories (one scan, cached)."""
+def _categories() -> dict[str, list[tuple[int, int]]]:
+    """Each unicodedata category's code points as ranges: one scan of them all, when first used
+    (about 0.2 s), kept for the process."""
     import unicodedata
 
-    wanted = set(categories.split())
     category = unicodedata.category
-    out: list[tuple[int, int]] = []
-    start = -1
-    for cp in range(_MAX_CODE_POINT + 2):
-        inside = cp <= _MAX_CODE_POINT and category(chr(cp)) in wanted
-        if inside and start < 0:
-            start = cp
-        elif not inside and start >= 0:
-            out.append((start, cp - 1))
-            start = -1
-    return tuple(out)
+    out: dict[str, list[tuple[int, int]]] = {}
+    start, current = 0, category("\0")
+    for cp in range(1, _MAX_CODE_POINT + 1):
+        here = category(chr(cp))
+        if here != current:
+            out.setdefault(current, []).append((start, cp - 1))
+            start, current = cp, here
+    out.setdefault(current, []).append((start, _MAX_CODE_POINT))
+    return out
+
+
+@functools.cache
+def _category_ranges(categories: str) -> _Ranges:
+    """The code points in any of the space-separated unicodedata categories."""
+    table = _categories()
+    return _merge([r for name in categories.split() for r in table.get(name, [])])
 
 
 def _property_ranges(name: str) -> _Ranges:
@@ -3848,7 +3854,8 @@ def _re_source(node: _Node) -> str:
 
 # ---- The NFA: the matcher's program and the ground for the safety analysis ----------------
 
-_NFA_LIMIT = 2_000  # NFA states a pattern may expand to (a{1000} is 1,000 of them)
+_NFA_LIMIT = 2_000  # NFA states the matcher runs (a{1000} is 1,000 of them), n x m/8 at worst
+_ANALYSIS_LIMIT = 50_000  # NFA states the safety analysis looks at (each count at most 2)
 _BOUNDED_LENGTH = 64  # the longest unanchored match left to re's search
 
 
@@ -3873,10 +3880,9 @@ class _Nfa:
         self.match = self.add("match", None, -1)
 
     def add(self, kind: str, arg: Any, out1: int, out2: int = -1) -> int:
-        if len(self.kind) >= _NFA_LIMIT:
-            raise ValueError(
-                f"repeats too much to run in linear time (more than {_NFA_LIMIT} NFA states)"
-            )
+        limit = _ANALYSIS_LIMIT if self.analysis else _NFA_LIMIT
+        if len(self.kind) >= limit:
+            raise ValueError(f"too large to run in linear time (more than {limit} NFA states)")
         self.kind.append(kind)
         self.arg.append(arg)
         self.out1.append(out1)
@@ -4096,7 +4102,8 @@ def _re_safe(node: _Node) -> bool:
     """True when Python's re, backtracking, runs ``node`` in time linear in the string.
 
     So when each try of it costs a bounded amount (it is unambiguous, or has no loop and few
-    ways through), and the tries are few (it is anchored at the start) or short.
+    ways through: its ways times its length is small), and the tries are few (it is anchored at
+    the start) or short.
     """
     groups = {n[1]: n[2] for n in _walk(node) if n[0] == "group"}
     looks, rest = _leading_lookaheads(node)
@@ -4106,8 +4113,8 @@ def _re_safe(node: _Node) -> bool:
     for look in _walk(rest):
         if look[0] == "look" and _max_length(look[2], dict(groups)) > _BOUNDED_LENGTH:
             return False  # a lookaround reached at many places must cost little at each
-    ways = _path_count(node)
-    if ways <= 1000 and (anchored or ways * _max_length(node, dict(groups)) <= 1000):
+    cost = _path_count(node) * max(1, _max_length(node, dict(groups)))  # of one try, at most
+    if cost <= (1_000_000 if anchored else 1000):
         return True
     nfa = _Nfa(analysis=True)
     return not _ambiguous(nfa, nfa.build(node, nfa.match))
