@@ -3306,10 +3306,11 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   through the pattern consumes the next character) and anchored by a leading ^ or short, or
 #   it has no loop and its ways through times its length are few (1,000, or 1,000,000 when
 #   anchored), so the tries are few or each cheap (an optional head or tail is dropped first,
-#   and a+ at either end becomes a: neither can change whether a search finds a match).  Every other pattern runs on a lazy DFA over its
-#   NFA, which also takes lookaheads right after a leading ^: a step costs a dict lookup once
-#   the DFA state is known, and a new one a pass over the NFA states (n x m/8 int operations
-#   at worst, about 80 ms for 10 KB on a 200-state pattern whose DFA blows up).  A pattern
+#   and a+ at either end becomes a: neither can change whether a search finds a match).
+#   Every other pattern runs on a lazy DFA over its NFA, which also takes lookaheads right
+#   after a leading ^: a step costs a dict lookup once the DFA state is known, and a new one a
+#   pass over the NFA states (n x m/8 int operations at worst, about 80 ms for 10 KB on a
+#   200-state pattern whose DFA blows up).  A pattern
 #   that needs re (a backreference, another lookaround) but may backtrack is refused.
 
 _MAX_CODE_POINT = 0x10FFFF
