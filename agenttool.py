@@ -3310,8 +3310,8 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   Every other pattern runs on a lazy DFA over its NFA, which also takes lookaheads right
 #   after a leading ^: a step costs a dict lookup once the DFA state is known, and a new one a
 #   pass over the NFA states (n x m/8 int operations at worst, about 80 ms for 10 KB on a
-#   200-state pattern whose DFA blows up).  A pattern
-#   that needs re (a backreference, another lookaround) but may backtrack is refused.
+#   200-state pattern whose DFA blows up).  A pattern that needs re (a backreference, another
+#   lookaround) but may backtrack is refused.
 
 _MAX_CODE_POINT = 0x10FFFF
 _Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, non-adjacent (lo, hi) code points
@@ -3486,6 +3486,7 @@ def _property_ranges(name: str) -> _Ranges:
 # ("assert", "^" "$" "b" or "B"), ("look", "=" "!" "<=" or "<!", node), ("backref", number).
 _Node = tuple[Any, ...]
 _INFINITE = -1
+_MAX_NESTING = 100  # groups in groups (valid ECMA deeper, refused: the walks here recurse)
 
 
 class _EcmaParser:
@@ -3497,6 +3498,7 @@ class _EcmaParser:
         self.group_count = 0
         self.closed: set[int] = set()
         self.has_backref = False
+        self.depth = -1  # the pattern itself is no group
 
     def fail(self, why: str) -> NoReturn:
         raise ValueError(f"{why} at offset {self.i}")
@@ -3530,10 +3532,14 @@ class _EcmaParser:
         return node
 
     def disjunction(self) -> _Node:
+        self.depth += 1
+        if self.depth > _MAX_NESTING:
+            self.fail(f"groups nested more than {_MAX_NESTING} deep")
         alternatives = [self.alternative()]
         while self.s.startswith("|", self.i):
             self.i += 1
             alternatives.append(self.alternative())
+        self.depth -= 1
         return alternatives[0] if len(alternatives) == 1 else ("alt", alternatives)
 
     def alternative(self) -> _Node:
@@ -4115,8 +4121,8 @@ def _re_safe(node: _Node) -> bool:
         if look[0] == "look" and _max_length(look[2], dict(groups)) > _BOUNDED_LENGTH:
             return False  # a lookaround reached at many places must cost little at each
     cost = _path_count(node) * max(1, _max_length(node, dict(groups)))  # of one try, at most
-    if cost <= (1_000_000 if anchored else 1000):
-        return True
+    if cost <= (1_000_000 if anchored else 1000) and not any(n[0] == "look" for n in _walk(node)):
+        return True  # (a lookaround's own cost is not counted here: the analysis looks inside)
     nfa = _Nfa(analysis=True)
     return not _ambiguous(nfa, nfa.build(node, nfa.match))
 

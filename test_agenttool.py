@@ -4696,6 +4696,13 @@ class TestEcmaDialect(unittest.TestCase):
         with self.assertRaisesRegex(at.SchemaError, "re cannot run"):
             at.validator({"pattern": "(?<=a+)b"})
 
+    def test_deep_nesting_is_a_schema_error_not_a_crash(self) -> None:
+        with self.assertRaisesRegex(at.SchemaError, "nested more than 100 deep"):
+            at.validator({"pattern": "(" * 5000 + "a" + ")" * 5000})
+        with self.assertRaisesRegex(at.SchemaError, "nested more than 100 deep"):
+            at.validator({"pattern": "(?:" * 101 + ")" * 101})
+        self.assertEqual(error_of({"pattern": "^" + "(?:" * 100 + "a" + ")" * 100 + "$"}, "a"), "")
+
     def test_the_pattern_check_for_schema_generation(self) -> None:
         self.assertIsNone(at._ecma_pattern_error("^[a-z]+$"))
         self.assertIn("incomplete quantifier", at._ecma_pattern_error("a{,2}") or "")
@@ -4718,6 +4725,8 @@ HOSTILE_PATTERNS = [  # (pattern, head, unit, times, tail): refused
     ("^(.*a){3}$", "", "a", 300_000, "!"),
     ("^(?=.*[A-Z])(?=.*\\d).{8,}$", "", "a", 300_000, ""),
     ("(.*)*x", "", "y", 300_000, ""),
+    ("^(?=(a+)+$)", "", "a", 30, "!"),  # the blow-up inside a lookahead
+    ("^(?!(\\w+\\s?)*$)b", "", "a", 30, "!"),
     ("^(\\s*\\w+\\s*,?)*$", "", "a,", 150_000, "!"),
 ]
 
