@@ -3812,12 +3812,15 @@ def _re_char(code: int) -> str:
 
 
 def _re_ranges(ranges: _Ranges) -> str:
+    """A class for re; ``[^...]`` when that is shorter (re compiles wide ranges slowly)."""
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
         return _re_char(ranges[0][0])
     if not ranges:
         return "[^\\x00-\\U0010ffff]"
-    parts = (_re_char(lo) if lo == hi else f"{_re_char(lo)}-{_re_char(hi)}" for lo, hi in ranges)
-    return "[" + "".join(parts) + "]"
+    negated = ranges[-1][1] == _MAX_CODE_POINT and ranges != _ANY
+    listed = _negate(ranges) if negated else ranges
+    parts = (_re_char(lo) if lo == hi else f"{_re_char(lo)}-{_re_char(hi)}" for lo, hi in listed)
+    return ("[^" if negated else "[") + "".join(parts) + "]"
 
 
 _RE_ASSERTIONS = {
@@ -4327,19 +4330,23 @@ def _ecma_search(source: str) -> Callable[[str], Any]:
         _check_backrefs(tree)
     else:
         tree = _trim(tree)
-    try:
-        python = re.compile(_re_source(tree))
-    except re.error as err:
-        raise ValueError(f"valid ECMA-262 that Python's re cannot run ({err})") from None
     if _re_safe(tree):
-        return python.search
+        return _python_search(tree)
     try:
         return _linear_search(tree)
     except _Unsupported as err:
+        _python_search(tree)  # says so when re cannot run it at all (a variable lookbehind)
         what = "a backreference" if str(err) == "backref" else "a lookaround"
         raise ValueError(
             f"{what} in a pattern that could take more than linear time to match"
         ) from None
+
+
+def _python_search(tree: _Node) -> Callable[[str], Any]:
+    try:
+        return re.compile(_re_source(tree)).search
+    except re.error as err:
+        raise ValueError(f"valid ECMA-262 that Python's re cannot run ({err})") from None
 
 
 def _ecma_pattern_error(source: str) -> str | None:
