@@ -3462,7 +3462,9 @@ def _property_ranges(name: str) -> _Ranges:
         if key in ("General_Category", "gc") and value in _GENERAL_CATEGORIES:
             return _category_ranges(_GENERAL_CATEGORIES[value])
         if key in ("Script", "sc", "Script_Extensions", "scx") and value.replace("_", "").isalpha():
-            raise ValueError(f"\\p{{{name}}} is valid ECMA-262 but Python has no script data")
+            raise ValueError(
+                f"\\p{{{name}}}: scripts are not supported (Python has no script data)"
+            )
         raise ValueError(f"invalid Unicode property \\p{{{name}}}")
     if name in _GENERAL_CATEGORIES:
         return _category_ranges(_GENERAL_CATEGORIES[name])
