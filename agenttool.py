@@ -3859,6 +3859,8 @@ def _re_source(node: _Node) -> str:
         text = "(?:" + text + ")"
     high = _INFINITE if high > _RE_LIMIT else high
     count = {(0, _INFINITE): "*", (1, _INFINITE): "+", (0, 1): "?"}.get((low, high))
+    if low == high:
+        return text if low == 1 else f"{text}{{{low}}}"
     if count is None:
         count = f"{{{low},}}" if high == _INFINITE else f"{{{low},{high}}}"
     return text + count + ("" if greedy else "?")
