@@ -4210,8 +4210,8 @@ class _LinearSearch:
         states after each char state."""
         tables = self.tables.get(context)
         if tables is None:
+            self.singles[context] = [-1] * (self.width * 8)  # first: tables imply singles
             tables = self.tables[context] = [{} for _ in range(self.width)]
-            self.singles[context] = [-1] * (self.width * 8)
         out = 0
         for at, byte in enumerate(states.to_bytes(self.width, "little")):
             if byte:
