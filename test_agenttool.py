@@ -29,6 +29,7 @@ import tempfile
 import textwrap
 import threading
 import unittest
+import unittest.mock
 import uuid
 from typing import (
     Annotated,
@@ -4754,6 +4755,37 @@ class TestHostilePatterns(unittest.TestCase):
             "        print('refused')\n"
         )
         self.assertEqual(self.run_bounded(code), ["refused"] * len(HOSTILE_PATTERNS))
+
+    def test_a_matcher_shared_by_threads_answers_as_one_of_its_own(self) -> None:
+        """The lazy DFA fills its tables while threads use it, and starts over when full."""
+        patterns = ["^[\\s\\S]*a[\\s\\S]{12}$", "^(\\w+\\s?)*$", "\\bfoo\\b.*x$"]
+        rnd = random.Random(7)
+        texts = [
+            "".join(rnd.choice("ab fox\n") for _ in range(rnd.randint(0, 40))) for _ in range(200)
+        ]
+        alone = {
+            p: [at._linear_search(at._EcmaParser(p).parse())(t) for t in texts] for p in patterns
+        }
+        start, wrong = threading.Barrier(6), []
+
+        def use(shared: dict[str, Any]) -> None:
+            start.wait()
+            for p in patterns:
+                try:
+                    answers = [shared[p](t) for t in texts]
+                except Exception as err:  # a race showing as an error counts too
+                    answers = [repr(err)]
+                if answers != alone[p]:
+                    wrong.append(p)
+
+        with unittest.mock.patch.object(at._LinearSearch, "_MAX_STATES", 8):
+            shared = {p: at._linear_search(at._EcmaParser(p).parse()) for p in patterns}
+            threads = [threading.Thread(target=use, args=(shared,)) for _ in range(6)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        self.assertEqual(wrong, [])
 
     def test_property_names_are_checked_in_linear_time_too(self) -> None:
         code = (
