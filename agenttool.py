@@ -2241,8 +2241,8 @@ def _json_types(schema: dict[str, Any]) -> frozenset[str] | None:
 
 def _ecma_pattern_problem(source: str) -> str:
     """What makes a Meta pattern unfit for a schema whose patterns are ECMA-262 ("" when
-    nothing): Python-only syntax, or what the validator's regex translation refuses.  The one
-    place Meta asks; point it at a fuller ECMA-262 checker when there is one."""
+    nothing): Python-only syntax (with what to write instead), or what the validator's
+    ECMA-262 parser refuses."""
     blanked = re.sub(r"\\[^AZ]", "_", source)
     anchor = re.search(r"\\[AZ]", blanked)
     if anchor:
@@ -2251,11 +2251,8 @@ def _ecma_pattern_problem(source: str) -> str:
     for syntax, advice in _PYTHON_ONLY_SYNTAX:
         if re.search(syntax, blanked):
             return advice
-    try:
-        re.compile(_translate(source))
-    except (re.error, ValueError) as exc:
-        return f"not a valid ECMA-262 pattern: {exc}"
-    return ""
+    refused = _ecma_pattern_error(source)
+    return f"not a valid ECMA-262 pattern: {refused}" if refused else ""
 
 
 def _check_strict_limits(schema: dict[str, Any]) -> None:
@@ -2705,8 +2702,8 @@ def decode(type_or_function: Any, value: Any, *, strict: bool = False) -> Any:
 #   $comment, format, content*, readOnly...), $vocabulary and unknown keywords.
 # - JSON truths: true is not a number, 1.0 is an integer, enum/const/uniqueItems use JSON
 #   equality (1 == 1.0 but true != 1), lengths count code points, a tuple is an array.
-#   pattern is an ECMA-262 regex run with re.search: \d \w \b are ASCII, \s is ECMA's
-#   whitespace, $ is the very end, \p{L} is a letter; other \p{..} are refused.
+#   pattern is an ECMA-262 regex (the u flag), searched in time linear in the string: see
+#   "ECMA-262 patterns" below.
 # - JSON text (_loads, also for tool arguments): NaN, Infinity, 1e400 and a key written twice
 #   are refused; an integer over Python's digit limit is refused in JSON terms.  A key that is
 #   not a string (from Python) is refused wherever checking looks at keys.
@@ -3746,7 +3743,7 @@ def _gen_string(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
             c.fail(site, ind + 1, f"_m_len({v}, {least}, {n}, 'character')")
     if "pattern" in keys:
         source = keys["pattern"]
-        search = c.const(_regex(c, site, "pattern", source).search)
+        search = c.const(_regex(c, site, "pattern", source))
         msg = f"expected a string matching {_quote(source)}, got "
         c.emit(ind, f"if {search}({v}) is None:")
         c.fail(site, ind + 1, f"{msg!r} + _describe({v})")
@@ -3858,7 +3855,7 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     patterns = keys.get("patternProperties", {})
     extra = keys.get("additionalProperties", True)
     regexes = [
-        (c.const(_regex(c, site, "patternProperties", p).search), p, s) for p, s in patterns.items()
+        (c.const(_regex(c, site, "patternProperties", p)), p, s) for p, s in patterns.items()
     ]
     closed = extra is False
     known_fn = ""
@@ -4223,92 +4220,1088 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# ECMA-262 patterns in Python's re
+# ECMA-262 patterns: parsed once, run by Python's re where it cannot backtrack, else linearly
 # ---------------------------------------------------------------------------------------------
+# - The dialect is ECMA-262 with the u flag, what `new RegExp(p, "u")` accepts; what it refuses
+#   is a SchemaError (a{,2}, (?i), \Z, \A, \a, a++, a lone { or ], \p{Greek}...).  Patterns are
+#   searched (unanchored), over code points: . is any code point but \n \r U+2028 U+2029, ^ and
+#   $ are the very start and end, \d \w \b are ASCII, \s is ECMA's white space and line
+#   terminators, \uD83D\uDE00 is one astral character, \u{1F600} too, \p{..} takes the
+#   General_Category values and aliases (Python's unicodedata, so the Unicode version of the
+#   running Python) and ASCII, ASCII_Hex_Digit, Any, Assigned, White_Space.  A backreference to
+#   a group not closed yet matches "", as in ECMA.  Accepted by ECMA but refused here, saying
+#   so: \p{Script=..} and the other binary properties (Python has no data for them), a
+#   variable-width lookbehind, a backreference to a group inside a repeat (ECMA clears the
+#   group each time round, re keeps it), a pattern that expands past 2,000 NFA states and
+#   that re cannot run safely.
+# - Time: every accepted pattern runs in time linear in the string.  Python's re runs a pattern
+#   when backtracking cannot multiply: it is unambiguous (from any point, at most one way
+#   through the pattern consumes the next character) and anchored by a leading ^ or short, or
+#   it has no loop and its ways through times its length are few (1,000, or 1,000,000 when
+#   anchored), so the tries are few or each cheap (an optional head or tail is dropped first,
+#   and a+ at either end becomes a: neither can change whether a search finds a match).
+#   Every other pattern runs on a lazy DFA over its NFA, which also takes lookaheads right
+#   after a leading ^: a step costs a dict lookup once the DFA state is known, and a new one a
+#   pass over the NFA states (n x m/8 int operations at worst, about 80 ms for 10 KB on a
+#   200-state pattern whose DFA blows up).  A pattern that needs re (a backreference, another
+#   lookaround) but may backtrack is refused.
 
-_ECMA_SPACE = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_CLASS_ESCAPES = {"d": "0-9", "w": "a-zA-Z0-9_", "s": _ECMA_SPACE}
-_ESCAPES = {
-    "d": "[0-9]",
-    "D": "[^0-9]",
-    "w": "[a-zA-Z0-9_]",
-    "W": "[^a-zA-Z0-9_]",
-    "s": "[" + _ECMA_SPACE + "]",
-    "S": "[^" + _ECMA_SPACE + "]",
-    "b": r"(?a:\b)",
-    "B": r"(?a:\B)",
+_MAX_CODE_POINT = 0x10FFFF
+_Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, non-adjacent (lo, hi) code points
+_DIGIT: _Ranges = ((0x30, 0x39),)
+_WORD: _Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
+_SPACE: _Ranges = (
+    (0x09, 0x0D),
+    (0x20, 0x20),
+    (0xA0, 0xA0),
+    (0x1680, 0x1680),
+    (0x2000, 0x200A),
+    (0x2028, 0x2029),
+    (0x202F, 0x202F),
+    (0x205F, 0x205F),
+    (0x3000, 0x3000),
+    (0xFEFF, 0xFEFF),
+)
+_ANY: _Ranges = ((0, _MAX_CODE_POINT),)
+_DOT: _Ranges = ((0, 0x09), (0x0B, 0x0C), (0x0E, 0x2027), (0x202A, _MAX_CODE_POINT))
+_CONTROL_ESCAPES = {"f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B}
+_SYNTAX_CHARS = "^$\\.*+?()[]{}|/"
+_GENERAL_CATEGORIES = {  # ECMA-262's General_Category value aliases -> unicodedata's names
+    "Cased_Letter": "Lu Ll Lt",
+    "LC": "Lu Ll Lt",
+    "Close_Punctuation": "Pe",
+    "Connector_Punctuation": "Pc",
+    "Control": "Cc",
+    "cntrl": "Cc",
+    "Currency_Symbol": "Sc",
+    "Dash_Punctuation": "Pd",
+    "Decimal_Number": "Nd",
+    "digit": "Nd",
+    "Enclosing_Mark": "Me",
+    "Final_Punctuation": "Pf",
+    "Format": "Cf",
+    "Initial_Punctuation": "Pi",
+    "Letter": "Lu Ll Lt Lm Lo",
+    "L": "Lu Ll Lt Lm Lo",
+    "Letter_Number": "Nl",
+    "Line_Separator": "Zl",
+    "Lowercase_Letter": "Ll",
+    "Mark": "Mn Mc Me",
+    "M": "Mn Mc Me",
+    "Combining_Mark": "Mn Mc Me",
+    "Math_Symbol": "Sm",
+    "Modifier_Letter": "Lm",
+    "Modifier_Symbol": "Sk",
+    "Nonspacing_Mark": "Mn",
+    "Number": "Nd Nl No",
+    "N": "Nd Nl No",
+    "Open_Punctuation": "Ps",
+    "Other": "Cc Cf Cs Co Cn",
+    "C": "Cc Cf Cs Co Cn",
+    "Other_Letter": "Lo",
+    "Other_Number": "No",
+    "Other_Punctuation": "Po",
+    "Other_Symbol": "So",
+    "Paragraph_Separator": "Zp",
+    "Private_Use": "Co",
+    "Punctuation": "Pc Pd Ps Pe Pi Pf Po",
+    "P": "Pc Pd Ps Pe Pi Pf Po",
+    "punct": "Pc Pd Ps Pe Pi Pf Po",
+    "Separator": "Zs Zl Zp",
+    "Z": "Zs Zl Zp",
+    "Space_Separator": "Zs",
+    "Spacing_Mark": "Mc",
+    "Surrogate": "Cs",
+    "Symbol": "Sm Sc Sk So",
+    "S": "Sm Sc Sk So",
+    "Titlecase_Letter": "Lt",
+    "Unassigned": "Cn",
+    "Uppercase_Letter": "Lu",
 }
-_PROPERTIES = {  # \p{...} and \P{...} that Python's re can express
-    "L": (r"[^\W\d_]", r"[\W\d_]"),
-    "Letter": (r"[^\W\d_]", r"[\W\d_]"),
-    "Nd": (r"\d", r"\D"),
-    "digit": (r"\d", r"\D"),
-}
+_GENERAL_CATEGORIES.update(
+    (short, short)
+    for short in "Cc Cf Cn Co Cs Ll Lm Lo Lt Lu Mc Me Mn Nd Nl No Pc Pd Pe Pf Pi Po Ps Sc Sk Sm So "
+    "Zl Zp Zs".split()
+)
+# Binary properties ECMA-262 lists that Python has no data for: accepted by ECMA, refused here.
+_UNTRANSLATABLE_PROPERTIES = frozenset(
+    "Alphabetic Alpha Bidi_Control Bidi_C Bidi_Mirrored Bidi_M Case_Ignorable CI Cased "
+    "Changes_When_Casefolded CWCF Changes_When_Casemapped CWCM Changes_When_Lowercased CWL "
+    "Changes_When_NFKC_Casefolded CWKCF Changes_When_Titlecased CWT Changes_When_Uppercased CWU "
+    "Dash Default_Ignorable_Code_Point DI Deprecated Dep Diacritic Dia Emoji Emoji_Component "
+    "EComp Emoji_Modifier EMod Emoji_Modifier_Base EBase Emoji_Presentation EPres "
+    "Extended_Pictographic ExtPict Extender Ext Grapheme_Base Gr_Base Grapheme_Extend Gr_Ext "
+    "Hex_Digit Hex IDS_Binary_Operator IDSB IDS_Trinary_Operator IDST ID_Continue IDC ID_Start "
+    "IDS Ideographic Ideo Join_Control Join_C Logical_Order_Exception LOE Lowercase Lower Math "
+    "Noncharacter_Code_Point NChar Pattern_Syntax Pat_Syn Pattern_White_Space Pat_WS "
+    "Quotation_Mark QMark Radical Regional_Indicator RI Sentence_Terminal STerm Soft_Dotted SD "
+    "Terminal_Punctuation Term Unified_Ideograph UIdeo Uppercase Upper Variation_Selector VS "
+    "XID_Continue XIDC XID_Start XIDS".split()
+)
 
 
-def _translate(source: str) -> str:
-    """ECMA-262 regex syntax to Python's: ASCII \\d \\w \\b, ``$`` at the very end, \\p{L}."""
-    out: list[str] = []
-    i, n, in_class = 0, len(source), False
-    while i < n:
-        ch = source[i]
-        if ch == "\\" and i + 1 < n:
-            nxt = source[i + 1]
-            if nxt in "pP" and source.startswith("{", i + 2):
-                end = source.find("}", i)
-                name = source[i + 3 : end]
-                if end < 0 or in_class or name not in _PROPERTIES:
-                    raise ValueError(f"unsupported Unicode property escape {source[i : end + 1]}")
-                out.append(_PROPERTIES[name][0 if nxt == "p" else 1])
-                i = end + 1
-                continue
-            if nxt == "c" and source[i + 2 : i + 3].isalpha() and source[i + 2].isascii():
-                out.append(f"\\x{ord(source[i + 2]) % 32:02x}")  # \cX: a control character
-                i += 3
-                continue
-            if in_class and nxt in _CLASS_ESCAPES:
-                out.append(_CLASS_ESCAPES[nxt])
-            elif not in_class and nxt in _ESCAPES:
-                out.append(_ESCAPES[nxt])
-            else:
-                out.append(source[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            if ch == "]":
-                in_class = False
-            out.append("\\[" if ch == "[" else ch)
-            i += 1
-            continue
-        if source.startswith("[]", i):  # ECMA: an empty class, never matches
-            out.append("(?!)")
-            i += 2
-        elif source.startswith("[^]", i):  # ECMA: any character at all
-            out.append(r"[\s\S]")
-            i += 3
-        elif ch == "[":
-            in_class = True
-            caret = source.startswith("[^", i)
-            out.append("[^" if caret else "[")
-            i += 2 if caret else 1
-        elif ch == "$":
-            out.append(r"\Z")
-            i += 1
-        elif source.startswith("(?<", i) and source[i + 3 : i + 4] not in ("=", "!"):
-            out.append("(?P<")
-            i += 3
+def _merge(ranges: Sequence[tuple[int, int]]) -> _Ranges:
+    """Sorted, disjoint, non-adjacent ranges covering the same code points."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
         else:
-            out.append(ch)
+            out.append((lo, hi))
+    return tuple(out)
+
+
+def _negate(ranges: _Ranges) -> _Ranges:
+    out, nxt = [], 0
+    for lo, hi in ranges:
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    if nxt <= _MAX_CODE_POINT:
+        out.append((nxt, _MAX_CODE_POINT))
+    return tuple(out)
+
+
+@functools.cache
+def _categories() -> dict[str, list[tuple[int, int]]]:
+    """Each unicodedata category's code points as ranges: one scan of them all, when first used
+    (about 0.2 s), kept for the process."""
+    import unicodedata
+
+    category = unicodedata.category
+    out: dict[str, list[tuple[int, int]]] = {}
+    start, current = 0, category("\0")
+    for cp in range(1, _MAX_CODE_POINT + 1):
+        here = category(chr(cp))
+        if here != current:
+            out.setdefault(current, []).append((start, cp - 1))
+            start, current = cp, here
+    out.setdefault(current, []).append((start, _MAX_CODE_POINT))
+    return out
+
+
+@functools.cache
+def _category_ranges(categories: str) -> _Ranges:
+    """The code points in any of the space-separated unicodedata categories."""
+    table = _categories()
+    return _merge([r for name in categories.split() for r in table.get(name, [])])
+
+
+def _property_ranges(name: str) -> _Ranges:
+    """The code points of ``\\p{name}``; ValueError for what ECMA refuses or Python cannot do."""
+    key, _, value = name.partition("=")
+    if value:
+        if key in ("General_Category", "gc") and value in _GENERAL_CATEGORIES:
+            return _category_ranges(_GENERAL_CATEGORIES[value])
+        if key in ("Script", "sc", "Script_Extensions", "scx") and value.replace("_", "").isalpha():
+            raise ValueError(
+                f"\\p{{{name}}}: scripts are not supported (Python has no script data)"
+            )
+        raise ValueError(f"invalid Unicode property \\p{{{name}}}")
+    if name in _GENERAL_CATEGORIES:
+        return _category_ranges(_GENERAL_CATEGORIES[name])
+    if name == "Any":
+        return _ANY
+    if name == "ASCII":
+        return ((0, 0x7F),)
+    if name == "ASCII_Hex_Digit":
+        return ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
+    if name == "Assigned":
+        return _negate(_category_ranges("Cn"))
+    if name in ("White_Space", "space"):
+        return _merge(_SPACE[:-1] + ((0x85, 0x85),))  # \s without U+FEFF, with U+0085
+    if name in _UNTRANSLATABLE_PROPERTIES:
+        raise ValueError(f"\\p{{{name}}} is valid ECMA-262 but Python has no data for it")
+    raise ValueError(f"invalid Unicode property \\p{{{name}}}")
+
+
+# The parsed pattern, as tuples: ("char", ranges), ("seq", [nodes]), ("alt", [nodes]),
+# ("group", capture number or 0, node), ("repeat", node, min, max or -1, greedy),
+# ("assert", "^" "$" "b" or "B"), ("look", "=" "!" "<=" or "<!", node), ("backref", number).
+_Node = tuple[Any, ...]
+_INFINITE = -1
+_MAX_NESTING = 100  # groups in groups (valid ECMA deeper, refused: the walks here recurse)
+
+
+class _EcmaParser:
+    """A recursive-descent parser for ECMA-262 RegExp syntax with the u flag."""
+
+    def __init__(self, source: str) -> None:
+        self.s, self.i = source, 0
+        self.groups, self.names = self._scan_groups()
+        self.group_count = 0
+        self.closed: set[int] = set()
+        self.has_backref = False
+        self.depth = -1  # the pattern itself is no group
+
+    def fail(self, why: str) -> NoReturn:
+        raise ValueError(f"{why} at offset {self.i}")
+
+    def _scan_groups(self) -> tuple[int, dict[str, int]]:
+        """The number of capturing groups and their names (ECMA allows forward references)."""
+        s, i, count, in_class = self.s, 0, 0, False
+        names: dict[str, int] = {}
+        while i < len(s):
+            ch = s[i]
+            if ch == "\\":
+                i += 2
+                continue
+            if in_class:
+                in_class = ch != "]"
+            elif ch == "[":
+                in_class = True
+            elif ch == "(" and (not s.startswith("(?", i) or s.startswith("(?<", i)):
+                if not s.startswith(("(?<=", "(?<!"), i):
+                    count += 1
+                    if s.startswith("(?<", i):
+                        end = s.find(">", i)
+                        names.setdefault(_group_name(s[i + 3 : end] if end > 0 else ""), count)
             i += 1
-    return "".join(out)
+        return count, names
+
+    def parse(self) -> _Node:
+        node = self.disjunction()
+        if self.i < len(self.s):
+            self.fail("unmatched )")
+        return node
+
+    def disjunction(self) -> _Node:
+        self.depth += 1
+        if self.depth > _MAX_NESTING:
+            self.fail(f"groups nested more than {_MAX_NESTING} deep")
+        alternatives = [self.alternative()]
+        while self.s.startswith("|", self.i):
+            self.i += 1
+            alternatives.append(self.alternative())
+        self.depth -= 1
+        return alternatives[0] if len(alternatives) == 1 else ("alt", alternatives)
+
+    def alternative(self) -> _Node:
+        items: list[_Node] = []
+        while self.i < len(self.s) and self.s[self.i] not in "|)":
+            items.append(self.term())
+        return items[0] if len(items) == 1 else ("seq", items)
+
+    def term(self) -> _Node:
+        s, i = self.s, self.i
+        ch = s[i]
+        if ch in "^$" or s.startswith(("\\b", "\\B"), i):
+            self.i += 1 if ch in "^$" else 2
+            atom: _Node = ("assert", s[self.i - 1])
+            quantifiable = False
+        elif s.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            kind = s[i + 2 : i + 4] if s[i + 2] == "<" else s[i + 2]
+            self.i += 2 + len(kind)
+            atom = ("look", kind, self.disjunction())
+            self.close()
+            quantifiable = False
+        elif ch == "(":
+            atom, quantifiable = self.group(), True
+        elif ch in "*+?{":
+            self.fail("nothing to repeat")
+        elif ch in "}]":
+            self.fail(f"lone {ch}")
+        else:
+            atom, quantifiable = self.atom(), True
+        if self.i < len(s) and s[self.i] in "*+?{":
+            if not quantifiable:
+                self.fail("an assertion cannot be repeated")
+            return self.quantifier(atom)
+        return atom
+
+    def close(self) -> None:
+        if not self.s.startswith(")", self.i):
+            self.fail("missing )")
+        self.i += 1
+
+    def group(self) -> _Node:
+        s, i, name = self.s, self.i, None
+        if s.startswith("(?:", i):
+            self.i += 3
+            node = self.disjunction()
+            self.close()
+            return node
+        if s.startswith("(?<", i):
+            end = s.find(">", i)
+            name = _group_name(s[i + 3 : end] if end > 0 else "")
+            if not _is_group_name(name):
+                self.fail("invalid group name")
+            self.i = end + 1
+        elif s.startswith("(?", i):
+            self.fail("invalid group")
+        else:
+            self.i += 1
+        self.group_count += 1
+        number = self.group_count
+        if name is not None and self.names.get(name) != number:
+            self.fail("duplicate group name")
+        node = self.disjunction()
+        self.close()
+        self.closed.add(number)
+        return ("group", number, node)
+
+    def quantifier(self, atom: _Node) -> _Node:
+        s = self.s
+        ch = s[self.i]
+        if ch == "{":
+            m = re.compile(r"\{(\d+)(,(\d*))?\}").match(s, self.i)
+            if m is None:
+                self.fail("incomplete quantifier")
+            low = int(m.group(1))
+            high = low if m.group(2) is None else int(m.group(3)) if m.group(3) else _INFINITE
+            if high != _INFINITE and high < low:
+                self.fail("numbers out of order in {} quantifier")
+            self.i = m.end()
+        else:
+            low, high = {"*": (0, _INFINITE), "+": (1, _INFINITE), "?": (0, 1)}[ch]
+            self.i += 1
+        greedy = not s.startswith("?", self.i)
+        self.i += 0 if greedy else 1
+        return ("repeat", atom, low, high, greedy)
+
+    def atom(self) -> _Node:
+        s = self.s
+        ch = s[self.i]
+        if ch == ".":
+            self.i += 1
+            return ("char", _DOT)
+        if ch == "[":
+            return ("char", self.char_class())
+        if ch == ")":
+            self.fail("unmatched )")
+        if ch != "\\":
+            self.i += 1
+            return ("char", ((ord(ch), ord(ch)),))
+        nxt = s[self.i + 1 : self.i + 2]
+        if nxt == "k":
+            m = re.compile(r"\\k<([^>]*)>").match(s, self.i)
+            if m is None or _group_name(m.group(1)) not in self.names:
+                self.fail("invalid named reference")
+            self.i = m.end()
+            return self.backref(self.names[_group_name(m.group(1))])
+        if nxt.isdigit() and nxt != "0":
+            m = re.compile(r"\\(\d+)").match(s, self.i)
+            assert m is not None
+            number = int(m.group(1))
+            if number > self.groups:
+                self.fail("invalid escape")
+            self.i = m.end()
+            return self.backref(number)
+        return ("char", self.escape())
+
+    def backref(self, number: int) -> _Node:
+        """A backreference; one to a group not closed yet always matches "" in ECMA-262."""
+        if number not in self.closed:
+            return ("seq", [])
+        self.has_backref = True
+        return ("backref", number)
+
+    def char_class(self) -> _Ranges:
+        self.i += 1
+        negated = self.s.startswith("^", self.i)
+        self.i += 1 if negated else 0
+        parts: list[tuple[int, int]] = []
+        while True:
+            if self.i >= len(self.s):
+                self.fail("unterminated character class")
+            if self.s[self.i] == "]":
+                self.i += 1
+                break
+            first, one = self.class_atom()
+            if self.s.startswith("-", self.i) and not self.s.startswith("-]", self.i):
+                self.i += 1
+                if self.i >= len(self.s):
+                    self.fail("unterminated character class")
+                last, also_one = self.class_atom()
+                if not (one and also_one):
+                    self.fail("a class escape cannot bound a range")
+                if first[0][0] > last[0][0]:
+                    self.fail("range out of order in character class")
+                parts.append((first[0][0], last[0][0]))
+            else:
+                parts.extend(first)
+        ranges = _merge(parts)
+        return _negate(ranges) if negated else ranges
+
+    def class_atom(self) -> tuple[_Ranges, bool]:
+        """A class member as ranges, and whether it is one character (a range may end there)."""
+        ch = self.s[self.i]
+        if ch != "\\":
+            self.i += 1
+            return _single(ord(ch)), True
+        nxt = self.s[self.i + 1 : self.i + 2]
+        if nxt in ("b", "-"):
+            self.i += 2
+            return _single(8 if nxt == "b" else 0x2D), True
+        return self.escape(), nxt not in "dDwWsSpP"
+
+    def escape(self) -> _Ranges:
+        """A character escape or class escape after a backslash, as ranges."""
+        s = self.s
+        start = self.i
+        nxt = s[start + 1 : start + 2]
+        self.i += 2
+        if nxt == "":
+            self.fail("\\ at end of pattern")
+        if nxt in "dDwWsS":
+            ranges = {"d": _DIGIT, "w": _WORD, "s": _SPACE}[nxt.lower()]
+            return _negate(ranges) if nxt.isupper() else ranges
+        if nxt in "pP":
+            end = s.find("}", self.i)
+            if not s.startswith("{", self.i) or end < 0:
+                self.fail("invalid property name")
+            ranges = _property_ranges(s[self.i + 1 : end])
+            self.i = end + 1
+            return _negate(ranges) if nxt == "P" else ranges
+        if nxt in _CONTROL_ESCAPES:
+            return _single(_CONTROL_ESCAPES[nxt])
+        if nxt == "c":
+            letter = s[self.i : self.i + 1]
+            if not (letter.isascii() and letter.isalpha()):
+                self.fail("invalid control escape")
+            self.i += 1
+            return _single(ord(letter) % 32)
+        if nxt == "0":
+            if s[self.i : self.i + 1].isdigit():
+                self.fail("invalid decimal escape")
+            return _single(0)
+        if nxt == "x":
+            digits = s[self.i : self.i + 2]
+            if len(digits) != 2 or not _is_hex(digits):
+                self.fail("invalid \\x escape")
+            self.i += 2
+            return _single(int(digits, 16))
+        if nxt == "u":
+            return _single(self.unicode_escape())
+        if nxt in _SYNTAX_CHARS:
+            return _single(ord(nxt))
+        self.fail("invalid escape")
+
+    def unicode_escape(self) -> int:
+        s = self.s
+        if s.startswith("{", self.i):
+            end = s.find("}", self.i)
+            digits = s[self.i + 1 : end]
+            if end < 0 or not digits or not _is_hex(digits) or int(digits, 16) > _MAX_CODE_POINT:
+                self.fail("invalid Unicode escape")
+            self.i = end + 1
+            return int(digits, 16)
+        digits = s[self.i : self.i + 4]
+        if len(digits) != 4 or not _is_hex(digits):
+            self.fail("invalid Unicode escape")
+        self.i += 4
+        code = int(digits, 16)
+        trail = s[self.i + 2 : self.i + 6]
+        if (
+            0xD800 <= code <= 0xDBFF
+            and s.startswith("\\u", self.i)
+            and len(trail) == 4
+            and _is_hex(trail)
+            and 0xDC00 <= int(trail, 16) <= 0xDFFF
+        ):
+            self.i += 6  # a surrogate pair written as two escapes is one code point
+            return 0x10000 + ((code - 0xD800) << 10) + (int(trail, 16) - 0xDC00)
+        return code
 
 
-def _regex(c: _Compiler, site: _Site, kw: str, source: Any) -> re.Pattern[str]:
+def _single(code: int) -> _Ranges:
+    return ((code, code),)
+
+
+def _is_hex(text: str) -> bool:
+    return all(ch in "0123456789abcdefABCDEF" for ch in text)
+
+
+def _group_name(raw: str) -> str:
+    """A group name with its \\uXXXX and \\u{X} escapes decoded, as ECMA-262 allows."""
+    return re.sub(
+        r"\\u\{([0-9a-fA-F]{1,6})\}|\\u([0-9a-fA-F]{4})",
+        lambda m: chr(min(int(m.group(1) or m.group(2), 16), _MAX_CODE_POINT)),
+        raw,
+    )
+
+
+def _is_group_name(name: str) -> bool:
+    return (
+        bool(name)
+        and (name[0].isidentifier() or name[0] == "$")
+        and all((ch == "$" or ("a" + ch).isidentifier()) for ch in name)
+    )
+
+
+# ---- Python's re, for the patterns it runs safely ------------------------------------------
+
+
+def _re_char(code: int) -> str:
+    ch = chr(code)
+    if ch.isascii() and ch.isalnum():
+        return ch
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
+
+
+def _re_ranges(ranges: _Ranges) -> str:
+    """A class for re; ``[^...]`` when that is shorter (re compiles wide ranges slowly)."""
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _re_char(ranges[0][0])
+    if not ranges:
+        return "[^\\x00-\\U0010ffff]"
+    negated = ranges[-1][1] == _MAX_CODE_POINT and ranges != _ANY
+    listed = _negate(ranges) if negated else ranges
+    parts = (_re_char(lo) if lo == hi else f"{_re_char(lo)}-{_re_char(hi)}" for lo, hi in listed)
+    return ("[^" if negated else "[") + "".join(parts) + "]"
+
+
+_RE_ASSERTIONS = {
+    "^": "^",
+    "$": "\\Z",
+    "b": "(?a:\\b)",
+    "B": "(?a:\\B|\\A\\Z)",
+}  # re's \B misses ""
+_RE_LIMIT = 4294967294  # re's largest count; ECMA's larger ones cannot matter on real strings
+
+
+def _re_source(node: _Node) -> str:
+    """The parsed pattern in Python's re syntax, with ECMA's meaning."""
+    kind = node[0]
+    if kind == "char":
+        return _re_ranges(node[1])
+    if kind == "seq":
+        return "".join(_re_source(n) for n in node[1])
+    if kind == "alt":
+        return "(?:" + "|".join(_re_source(n) for n in node[1]) + ")"
+    if kind == "group":
+        return "(" + _re_source(node[2]) + ")"
+    if kind == "assert":
+        return _RE_ASSERTIONS[node[1]]
+    if kind == "look":
+        return f"(?{node[1]}{_re_source(node[2])})"
+    if kind == "backref":
+        return f"(?({node[1]})\\{node[1]})"  # ECMA: a group that did not take part matches ""
+    _, body, low, high, greedy = node
+    if low > _RE_LIMIT:
+        return "[^\\x00-\\U0010ffff]"
+    text = _re_source(body)
+    if not (body[0] == "group" or (body[0] == "char" and not text.startswith("(?"))):
+        text = "(?:" + text + ")"
+    high = _INFINITE if high > _RE_LIMIT else high
+    count = {(0, _INFINITE): "*", (1, _INFINITE): "+", (0, 1): "?"}.get((low, high))
+    if low == high:
+        return text if low == 1 else f"{text}{{{low}}}"
+    if count is None:
+        count = f"{{{low},}}" if high == _INFINITE else f"{{{low},{high}}}"
+    return text + count + ("" if greedy else "?")
+
+
+# ---- The NFA: the matcher's program and the ground for the safety analysis ----------------
+
+_NFA_LIMIT = 2_000  # NFA states the matcher runs (a{1000} is 1,000 of them), n x m/8 at worst
+_ANALYSIS_LIMIT = 50_000  # NFA states the safety analysis looks at (each count at most 2)
+_BOUNDED_LENGTH = 64  # the longest unanchored match left to re's search
+
+
+class _Unsupported(Exception):
+    """A construct the linear matcher cannot run (a backreference, most lookarounds)."""
+
+
+class _Nfa:
+    """Thompson NFA over code-point ranges, built back to front from the parsed pattern.
+
+    Each state is (kind, arg, out1, out2): "char" (arg: ranges), "split", "assert" (arg: the
+    assertion), "look" (arg: the lookaround's own NFA start, analysis only), "match".  For the
+    analysis a backreference is modelled as any text ([\\s\\S]*), which over-counts its ways.
+    """
+
+    def __init__(self, analysis: bool) -> None:
+        self.analysis = analysis
+        self.kind: list[str] = []
+        self.arg: list[Any] = []
+        self.out1: list[int] = []
+        self.out2: list[int] = []
+        self.match = self.add("match", None, -1)
+
+    def add(self, kind: str, arg: Any, out1: int, out2: int = -1) -> int:
+        limit = _ANALYSIS_LIMIT if self.analysis else _NFA_LIMIT
+        if len(self.kind) >= limit:
+            raise ValueError(f"too large to run in linear time (more than {limit} NFA states)")
+        self.kind.append(kind)
+        self.arg.append(arg)
+        self.out1.append(out1)
+        self.out2.append(out2)
+        return len(self.kind) - 1
+
+    def build(self, node: _Node, nxt: int) -> int:
+        """The state that matches ``node`` and then continues at ``nxt``."""
+        kind = node[0]
+        if kind == "char":
+            return self.add("char", node[1], nxt)
+        if kind == "seq":
+            for item in reversed(node[1]):
+                nxt = self.build(item, nxt)
+            return nxt
+        if kind == "alt":
+            starts = [self.build(n, nxt) for n in node[1]]
+            state = starts[-1]
+            for start in reversed(starts[:-1]):
+                state = self.add("split", None, start, state)
+            return state
+        if kind == "group":
+            return self.build(node[2], nxt)
+        if kind == "assert":
+            return self.add("assert", node[1], nxt)
+        if kind == "repeat":
+            _, body, low, high, _ = node
+            if self.analysis:  # two copies show any ambiguity a thousand would
+                low, high = (
+                    min(low, 2),
+                    high if high == _INFINITE else min(low, 2) + min(high - low, 2),
+                )
+            if high == _INFINITE:
+                loop = self.add("split", None, -1, nxt)
+                self.out1[loop] = self.build(body, loop)
+                nxt = loop
+            else:
+                end = nxt  # X{2,4} is X X (X (X)?)?: each optional copy may skip to the end
+                for _ in range(min(high, _NFA_LIMIT) - low):
+                    nxt = self.add("split", None, self.build(body, nxt), end)
+            for _ in range(min(low, _NFA_LIMIT)):
+                nxt = self.build(body, nxt)
+            return nxt
+        if not self.analysis:
+            raise _Unsupported(kind)
+        if kind == "look":
+            return self.add("look", self.build(node[2], self.match), nxt)
+        return self.build(("repeat", ("char", _ANY), 0, _INFINITE, True), nxt)  # a backreference
+
+
+def _contains(ranges: _Ranges, code: int) -> bool:
+    from bisect import bisect_right
+
+    k = bisect_right(ranges, (code, _MAX_CODE_POINT + 1)) - 1
+    return k >= 0 and ranges[k][1] >= code
+
+
+def _overlapping(sets: list[_Ranges]) -> bool:
+    """True when two of ``sets`` share a code point."""
+    bounds = sorted(r for ranges in sets for r in ranges)
+    return any(bounds[k][0] <= bounds[k - 1][1] for k in range(1, len(bounds)))
+
+
+def _ambiguous(nfa: _Nfa, start: int) -> bool:
+    """True when, from some point, two ways through the pattern can take the next character.
+
+    From the start and after each character, the states reachable without consuming must be
+    reached by one path each (two paths, or a loop that consumes nothing, let a backtracking
+    matcher try the same thing twice over), and their character sets must be disjoint.
+    """
+    sources = {start}
+    for state, kind in enumerate(nfa.kind):
+        if kind == "char":
+            sources.add(nfa.out1[state])
+        elif kind == "look":
+            sources.add(nfa.arg[state])
+    for source in sources:
+        seen: set[int] = set()
+        leaves: list[_Ranges] = []
+        stack = [source]
+        while stack:
+            state = stack.pop()
+            if state in seen:
+                return True
+            seen.add(state)
+            kind = nfa.kind[state]
+            if kind == "char":
+                leaves.append(nfa.arg[state])
+            elif kind == "split":
+                stack += (nfa.out1[state], nfa.out2[state])
+            elif kind != "match":
+                stack.append(nfa.out1[state])
+        if _overlapping(leaves):
+            return True
+    return False
+
+
+_UNBOUNDED = 1 << 62
+
+
+def _max_length(node: _Node, groups: dict[int, _Node]) -> int:
+    """The most characters ``node`` can consume (``_UNBOUNDED`` for no limit)."""
+    kind = node[0]
+    if kind == "char":
+        return 1
+    if kind in ("assert", "look"):
+        return 0
+    if kind == "seq":
+        return min(_UNBOUNDED, sum(_max_length(n, groups) for n in node[1]))
+    if kind == "alt":
+        return max(_max_length(n, groups) for n in node[1])
+    if kind == "group":
+        return _max_length(node[2], groups)
+    if kind == "backref":
+        target = groups.pop(node[1], None)  # popped: a reference inside its own group is empty
+        return 0 if target is None else _max_length(target, groups)
+    _, body, _, high, _ = node
+    most = _max_length(body, groups)
+    if most == 0:
+        return 0
+    return _UNBOUNDED if high == _INFINITE else min(_UNBOUNDED, most * high)
+
+
+def _walk(node: _Node) -> Iterator[_Node]:
+    """``node`` and every node inside it."""
+    yield node
+    kind = node[0]
+    if kind in ("seq", "alt"):
+        for item in node[1]:
+            yield from _walk(item)
+    elif kind in ("group", "look"):
+        yield from _walk(node[2])
+    elif kind == "repeat":
+        yield from _walk(node[1])
+
+
+def _nullable_and_plain(node: _Node) -> bool:
+    """True when ``node`` can match the empty string and holds no assertion."""
+    kind = node[0]
+    if any(n[0] in ("assert", "look", "backref") for n in _walk(node)):
+        return False
+    if kind == "char":
+        return False
+    if kind == "seq":
+        return all(_nullable_and_plain(n) for n in node[1])
+    if kind == "alt":
+        return any(_nullable_and_plain(n) for n in node[1])
+    if kind == "group":
+        return _nullable_and_plain(node[2])
+    return bool(node[2] == 0 or _nullable_and_plain(node[1]))
+
+
+def _trim(node: _Node) -> _Node:
+    """A pattern a search finds exactly where ``node`` is found, with less to backtrack over.
+
+    An optional tail or head cannot decide whether a search succeeds (``x*`` matches
+    nothing), and ``a+`` at either end finds a match exactly where ``a`` does.  Not for a
+    pattern with backreferences, whose groups must stay.
+    """
+    if node[0] == "alt":
+        return ("alt", [_trim(n) for n in node[1]])
+    items = list(node[1]) if node[0] == "seq" else [node]
+    for end in (-1, 0):
+        while items and _nullable_and_plain(items[end]):
+            items.pop(end)
+        if items and items[end][0] == "repeat" and items[end][3] == _INFINITE:
+            _, body, low, _, greedy = items[end]
+            items[end] = ("repeat", body, low, low, greedy)
+    return items[0] if len(items) == 1 else ("seq", items)
+
+
+def _leading_lookaheads(node: _Node) -> tuple[list[_Node], _Node]:
+    """``^(?=a)(?!b)rest`` as its lookaheads and ``^rest``: each is run once, at the start."""
+    items = list(node[1]) if node[0] == "seq" else [node]
+    looks: list[_Node] = []
+    if items and items[0] == ("assert", "^"):
+        while len(items) > 1 and items[1][0] == "look" and items[1][1] in ("=", "!"):
+            looks.append(items.pop(1))
+    return looks, items[0] if len(items) == 1 else ("seq", items)
+
+
+def _path_count(node: _Node) -> int:
+    """How many ways a loop-free ``node`` has through it (``_UNBOUNDED`` with a loop)."""
+    kind = node[0]
+    if kind in ("char", "assert", "look"):
+        return 1
+    if kind == "group":
+        return _path_count(node[2])
+    if kind == "seq" or kind == "alt":
+        counts = [_path_count(n) for n in node[1]]
+        total = 1 if kind == "seq" else 0
+        for count in counts:
+            total = min(_UNBOUNDED, total * count if kind == "seq" else total + count)
+        return total
+    if kind == "backref":
+        return 1  # it matches the group's text or nothing
+    if node[3] == _INFINITE:
+        return _UNBOUNDED
+    body, low, high = node[1], int(node[2]), int(node[3])
+    once = _path_count(body)
+    if once == 1:
+        return min(_UNBOUNDED, high - low + 1)
+    if low >= 62:
+        return _UNBOUNDED
+    ways, total = 1, 0
+    for k in range(min(high, 62) + 1):  # X{2,3} has ways(X)**2 + ways(X)**3 ways
+        total += ways if k >= low else 0
+        ways = min(_UNBOUNDED, ways * once)
+    return _UNBOUNDED if high > 62 else min(_UNBOUNDED, total)
+
+
+def _starts_anchored(node: _Node) -> bool:
+    return node == ("assert", "^") or (node[0] == "seq" and node[1][:1] == [("assert", "^")])
+
+
+def _re_safe(node: _Node) -> bool:
+    """True when Python's re, backtracking, runs ``node`` in time linear in the string.
+
+    So when each try of it costs a bounded amount (it is unambiguous, or has no loop and few
+    ways through: its ways times its length is small), and the tries are few (it is anchored at
+    the start) or short.
+    """
+    groups = {n[1]: n[2] for n in _walk(node) if n[0] == "group"}
+    looks, rest = _leading_lookaheads(node)
+    anchored = _starts_anchored(rest)
+    if not anchored and _max_length(node, dict(groups)) > _BOUNDED_LENGTH:
+        return False
+    for look in _walk(rest):
+        if look[0] == "look" and _max_length(look[2], dict(groups)) > _BOUNDED_LENGTH:
+            return False  # a lookaround reached at many places must cost little at each
+    cost = _path_count(node) * max(1, _max_length(node, dict(groups)))  # of one try, at most
+    if cost <= (1_000_000 if anchored else 1000) and not any(n[0] == "look" for n in _walk(node)):
+        return True  # (a lookaround's own cost is not counted here: the analysis looks inside)
+    nfa = _Nfa(analysis=True)
+    return not _ambiguous(nfa, nfa.build(node, nfa.match))
+
+
+class _LinearSearch:
+    """``re.search``'s yes or no in linear time: a DFA over sets of NFA states, made lazily.
+
+    A set of NFA states is an int, one bit a state.  A DFA state is a dict from a character,
+    and from a character class (characters no set in the pattern tells apart), to the next DFA
+    state, ``True`` once a match is found, ``False`` once none can be; it keeps (pending states,
+    previous character was a word character, at the start) under the key -1.  A transition not
+    made yet costs a pass over the pending set a byte of bits at a time, through tables also
+    filled on use.
+    """
+
+    _MAX_STATES = 4096
+    _MAX_CHARS = 256  # transitions a DFA state keeps by character (beyond, found by class)
+
+    def __init__(self, node: _Node, anchored: bool) -> None:
+        self.nfa = nfa = _Nfa(analysis=False)
+        self.start = 1 << nfa.build(node, nfa.match)
+        self.match = 1 << nfa.match
+        self.width = (len(nfa.kind) + 7) // 8  # bytes in a set of states
+        self.anchored = anchored
+        self.words = any(k == "assert" and a in "bB" for k, a in zip(nfa.kind, nfa.arg))
+        bounds = {0}
+        for kind, arg in zip(nfa.kind, nfa.arg):
+            if kind == "char":
+                bounds.update(b for lo, hi in arg for b in (lo, hi + 1))
+        if self.words:
+            bounds.update(b for lo, hi in _WORD for b in (lo, hi + 1))
+        self.bounds = sorted(b for b in bounds if b <= _MAX_CODE_POINT)
+        self.takes: dict[int, int] = {}  # class -> the char states that take it
+        self.tables: dict[Any, list[dict[int, int]]] = {}  # per context, per byte of states
+        self.singles: dict[Any, list[int]] = {}  # per context, per state (-1: not yet)
+        self.known: dict[tuple[int, bool, bool], dict[Any, Any]] = {}
+        self.initial = self.state(self.start, False, True)
+
+    def state(self, pending: int, prev_word: bool, at_start: bool) -> dict[Any, Any]:
+        key = (pending, prev_word and self.words, at_start)
+        found = self.known.get(key)
+        if found is None:
+            if len(self.known) >= self._MAX_STATES:  # start over; a search under way keeps its own
+                first = self.initial[-1]
+                self.known = {first: {-1: first}}
+                self.initial = self.known[first]
+            found = self.known.setdefault(key, {-1: key})
+        return found
+
+    def closure(self, state: int, context: tuple[bool, bool, bool, bool]) -> int:
+        """The char states (and match) reachable from ``state`` without consuming."""
+        at_start, at_end, prev_word, next_word = context
+        nfa, seen, out, stack = self.nfa, set(), 0, [state]
+        while stack:
+            state = stack.pop()
+            if state in seen:
+                continue
+            seen.add(state)
+            kind = nfa.kind[state]
+            if kind in ("char", "match"):
+                out |= 1 << state
+            elif kind == "split":
+                stack += (nfa.out1[state], nfa.out2[state])
+            else:
+                test = nfa.arg[state]
+                if test == "^":
+                    holds = at_start
+                elif test == "$":
+                    holds = at_end
+                else:
+                    holds = (prev_word != next_word) == (test == "b")
+                if holds:
+                    stack.append(nfa.out1[state])
+        return out
+
+    def spread(self, states: int, context: Any) -> int:
+        """The union of what each of ``states`` leads to: closures, or (context None) the
+        states after each char state."""
+        tables = self.tables.get(context)
+        if tables is None:
+            self.singles[context] = [-1] * (self.width * 8)  # first: tables imply singles
+            tables = self.tables[context] = [{} for _ in range(self.width)]
+        out = 0
+        for at, byte in enumerate(states.to_bytes(self.width, "little")):
+            if byte:
+                union = tables[at].get(byte)
+                if union is None:
+                    union = tables[at][byte] = self.union(at * 8, byte, context)
+                out |= union
+        return out
+
+    def union(self, base: int, byte: int, context: Any) -> int:
+        singles = self.singles[context]
+        out = 0
+        for state in range(base, base + 8):
+            if byte >> (state - base) & 1:
+                one = singles[state]
+                if one < 0:
+                    nfa = self.nfa
+                    one = 1 << nfa.out1[state] if context is None else self.closure(state, context)
+                    singles[state] = one
+                out |= one
+        return out
+
+    def step(self, state: dict[Any, Any], k: int) -> Any:
+        pending, prev_word, at_start = state[-1]
+        code = self.bounds[k]
+        word = self.words and _contains(_WORD, code)
+        live = self.spread(pending, (at_start, False, prev_word, word))
+        if live & self.match:
+            result: Any = True
+        else:
+            takes = self.takes.get(k)
+            if takes is None:
+                takes = self.takes[k] = sum(
+                    1 << s
+                    for s, kind in enumerate(self.nfa.kind)
+                    if kind == "char" and _contains(self.nfa.arg[s], code)
+                )
+            following = self.spread(live & takes, None)
+            if not self.anchored:
+                following |= self.start
+            result = self.state(following, word, False) if following else False
+        state[k] = result
+        return result
+
+    def move(self, state: dict[Any, Any], ch: str) -> Any:
+        """The transition on ``ch`` not yet kept by character: by its class, then kept."""
+        from bisect import bisect_right
+
+        k = bisect_right(self.bounds, ord(ch)) - 1
+        nxt = state.get(k)
+        if nxt is None:
+            nxt = self.step(state, k)
+        if len(state) < self._MAX_CHARS:
+            state[ch] = nxt
+        return nxt
+
+    def __call__(self, text: str) -> bool | None:
+        state = self.initial
+        for ch in text:
+            try:
+                nxt = state[ch]
+            except KeyError:
+                nxt = self.move(state, ch)
+            if nxt is True:
+                return True
+            if nxt is False:
+                return None
+            state = nxt
+        final = state.get(-2)
+        if final is None:
+            pending, prev_word, at_start = state[-1]
+            live = self.spread(pending, (at_start, True, prev_word, False))
+            final = state[-2] = bool(live & self.match)
+        return True if final else None
+
+
+def _linear_search(node: _Node) -> Callable[[str], Any]:
+    """A search function that runs in linear time; _Unsupported for what it cannot run."""
+    looks, rest = _leading_lookaheads(node)
+    main = _LinearSearch(rest, _starts_anchored(rest))
+    if not looks:
+        return main
+    checks = [
+        (_LinearSearch(("seq", [("assert", "^"), look[2]]), True), look[1] == "=") for look in looks
+    ]
+
+    def search(text: str) -> bool | None:
+        for check, wanted in checks:
+            if (check(text) is not None) != wanted:
+                return None
+        return main(text)
+
+    return search
+
+
+def _check_backrefs(node: _Node) -> None:
+    """ValueError for a backreference to a group inside a repeat.
+
+    ECMA-262 clears a group's capture each time round its repeat, Python's re keeps the last
+    one, so the two could disagree: such a backreference is refused, not translated.
+    """
+    groups_in_repeats: set[int] = set()
+    for inner in _walk(node):
+        if inner[0] == "repeat" and (inner[3] == _INFINITE or inner[3] > 1):
+            groups_in_repeats.update(n[1] for n in _walk(inner[1]) if n[0] == "group")
+    for inner in _walk(node):
+        if inner[0] == "backref" and inner[1] in groups_in_repeats:
+            raise ValueError(
+                "a backreference to a repeated group (ECMA-262 clears it each time round, "
+                "Python keeps it): valid ECMA-262 that is not translated"
+            )
+
+
+@functools.lru_cache(maxsize=1024)
+def _ecma_search(source: str) -> Callable[[str], Any]:
+    """A search function for an ECMA-262 pattern (not None where it matches); ValueError if bad."""
+    parser = _EcmaParser(source)
+    tree = parser.parse()
+    if parser.has_backref:
+        _check_backrefs(tree)
+    else:
+        tree = _trim(tree)
+    if _re_safe(tree):
+        return _python_search(tree)
+    try:
+        return _linear_search(tree)
+    except _Unsupported as err:
+        _python_search(tree)  # says so when re cannot run it at all (a variable lookbehind)
+        what = "a backreference" if str(err) == "backref" else "a lookaround"
+        raise ValueError(
+            f"{what} in a pattern that could take more than linear time to match"
+        ) from None
+
+
+def _python_search(tree: _Node) -> Callable[[str], Any]:
+    try:
+        return re.compile(_re_source(tree)).search
+    except re.error as err:
+        raise ValueError(f"valid ECMA-262 that Python's re cannot run ({err})") from None
+
+
+def _ecma_pattern_error(source: str) -> str | None:
+    """Why ``source`` is not an ECMA-262 pattern this library runs, or None when it is."""
+    try:
+        _ecma_search(source)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def _regex(c: _Compiler, site: _Site, kw: str, source: Any) -> Callable[[str], Any]:
+    """The search function for a pattern keyword's value, or a SchemaError naming it."""
     if not isinstance(source, str):
         raise c.error(site.loc, kw, f"patterns must be strings, got {_compact(source, 60)}")
     try:
-        return re.compile(_translate(source))
-    except (re.error, ValueError) as err:
+        return _ecma_search(source)
+    except ValueError as err:
         raise c.error(site.loc, kw, f"{_compact(source, 60)} is not a valid regex: {err}") from None
 
 

@@ -34,6 +34,7 @@ import textwrap
 import threading
 import time
 import unittest
+import unittest.mock
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import (
@@ -8260,6 +8261,323 @@ class TestAsyncHosts(unittest.TestCase):
         self.assertEqual(at._workers.threads(), [])
         left = {t for t in threading.enumerate() if t.name != "agenttool-worker"} - others
         self.assertEqual([t.name for t in left if t.name != "agenttool-async"], [])
+
+
+# =============================================================================================
+# Patterns: ECMA-262 with the u flag, in linear time
+# =============================================================================================
+
+ECMA_TABLE = os.path.join(ROOT, "testdata", "ecma_regex.json")
+# Accepted by ECMA-262 (node) but refused here, with a SchemaError saying why.
+UNTRANSLATED = {
+    "a{99999999999}": "a count too large for the linear matcher (and not anchored for re)",
+    "(?<=a+)b": "a variable-width lookbehind: Python's re has none",
+    "\\p{Script=Greek}": "Python has no Unicode script data",
+    "\\p{sc=Latin}": "Python has no Unicode script data",
+    "\\p{scx=Greek}": "Python has no Unicode script data",
+    "\\p{Script_Extensions=Latin}": "Python has no Unicode script data",
+    "\\p{Alphabetic}": "Python has no data for this binary property",
+    "\\p{Emoji}": "Python has no data for this binary property",
+}
+# Where the engine that wrote the table departs from ECMA-262 itself.
+ENGINE_QUIRKS = {
+    ("\\B", "x\U0001f600y"): "V8 tries \\B between the two UTF-16 halves of an astral character;"
+    " ECMA-262 with the u flag steps by code point, so no position qualifies",
+}
+
+
+def ecma_table() -> dict[str, Any]:
+    with open(ECMA_TABLE, encoding="utf-8") as f:
+        table: dict[str, Any] = json.load(f)
+    return table
+
+
+def node_agrees(
+    test: unittest.TestCase,
+    pattern: str,
+    search: Callable[[str], Any],
+    strings: list[str],
+    verdicts: str,
+) -> None:
+    for text, verdict in zip(strings, verdicts):
+        if (pattern, text) in ENGINE_QUIRKS:
+            continue
+        test.assertEqual(search(text) is not None, verdict == "1", f"{pattern!r} on {text!r}")
+
+
+class TestEcmaRegexTable(unittest.TestCase):
+    """Patterns mean what node's ``new RegExp(p, "u")`` says, from a table it wrote once
+    (``testdata/ecma_regex.js`` writes ``testdata/ecma_regex.json``)."""
+
+    def test_every_pattern_is_accepted_refused_and_matched_as_node_says(self) -> None:
+        table = ecma_table()
+        strings, checked = table["strings"], 0
+        for row in table["rows"]:
+            pattern = row["pattern"]
+            with self.subTest(pattern=pattern):
+                if not row["valid"] or pattern in UNTRANSLATED:
+                    with self.assertRaisesRegex(at.SchemaError, '"pattern".*not a valid regex'):
+                        at.validator({"pattern": pattern})
+                    continue
+                search = functools.partial(accepted_by, at.validator({"pattern": pattern}))
+                node_agrees(self, pattern, search, strings, row["matches"])
+                checked += 1
+        self.assertGreater(checked, 250)
+
+    def test_the_linear_matcher_alone_agrees_with_node(self) -> None:
+        """The same table through the lazy DFA, whichever engine the validator picks."""
+        table = ecma_table()
+        checked = 0
+        for row in table["rows"]:
+            pattern = row["pattern"]
+            if not row["valid"] or pattern in UNTRANSLATED:
+                continue
+            parser = at._EcmaParser(pattern)
+            tree = parser.parse()
+            try:
+                search = at._linear_search(tree)
+            except at._Unsupported:  # backreferences and inner lookarounds need re
+                continue
+            with self.subTest(pattern=pattern):
+                node_agrees(self, pattern, search, table["strings"], row["matches"])
+                checked += 1
+        self.assertGreater(checked, 200)
+
+    def test_every_pattern_is_refused_the_same_way_for_a_key(self) -> None:
+        for row in ecma_table()["rows"]:
+            if not row["valid"]:
+                with self.subTest(pattern=row["pattern"]):
+                    with self.assertRaisesRegex(at.SchemaError, '"patternProperties"'):
+                        at.validator({"patternProperties": {row["pattern"]: {}}})
+
+
+def accepted_by(check: Any, value: Any) -> bool | None:
+    """True when ``check`` accepts ``value``, else None: a search function's answer."""
+    try:
+        check.validate(value)
+    except at.ValidationError:
+        return None
+    return True
+
+
+class TestEcmaDialect(unittest.TestCase):
+    """The rules of the dialect, one by one, on every Python version."""
+
+    def matches(self, pattern: str, text: str) -> bool:
+        return error_of({"pattern": pattern}, text) == ""
+
+    def refused(self, pattern: str) -> None:
+        with self.assertRaisesRegex(at.SchemaError, '"pattern".*not a valid regex'):
+            at.validator({"pattern": pattern})
+
+    def test_dot_matches_no_line_terminator(self) -> None:
+        for terminator in ("\n", "\r", "\u2028", "\u2029"):
+            self.assertFalse(self.matches("^.$", terminator), repr(terminator))
+            self.assertFalse(self.matches("a.b", f"a{terminator}b"), repr(terminator))
+        for other in ("\u0085", "\x0b", "\U0001f600", "\ud83d"):
+            self.assertTrue(self.matches("^.$", other), repr(other))
+
+    def test_dollar_is_the_very_end_never_before_a_trailing_newline(self) -> None:
+        self.assertFalse(self.matches("^abc$", "abc\n"))
+        self.assertFalse(self.matches("c$", "abc\r\n"))
+        self.assertTrue(self.matches("^abc$", "abc"))
+        schema = {"type": "object", "patternProperties": {"^x$": {}}, "additionalProperties": False}
+        self.assertIn('unexpected property "x\\n"', error_of(schema, {"x\n": 1}))
+        names = {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}}
+        self.assertNotEqual(error_of(names, {"key\n": 1}), "")
+        self.assertEqual(error_of(names, {"key": 1}), "")
+
+    def test_a_surrogate_pair_escape_is_one_astral_character(self) -> None:
+        self.assertTrue(self.matches("^\\uD83D\\uDE00$", "\U0001f600"))
+        self.assertTrue(self.matches("^[\\uD83D\\uDE00]$", "\U0001f600"))
+        self.assertFalse(self.matches("^[\\uD83D\\uDE00]$", "\ud83d"))
+        self.assertTrue(self.matches("^\\uD83D$", "\ud83d"))  # a lone one stays itself
+
+    def test_code_point_escapes(self) -> None:
+        self.assertTrue(self.matches("^\\u{61}$", "a"))
+        self.assertTrue(self.matches("^\\u{1F600}+$", "\U0001f600\U0001f600"))
+        self.refused("\\u{110000}")
+        self.refused("\\u{}")
+
+    def test_python_only_syntax_is_refused_on_every_version(self) -> None:
+        for pattern in (
+            "(?i)a",
+            "(?s).",
+            "a{,2}",
+            "\\Z",
+            "\\A",
+            "\\a",
+            "\\z",
+            "(?P<n>a)",
+            "a++",
+            "a*+",
+            "(?>a)",
+            "\\-",
+            "(?#c)",
+        ):
+            with self.subTest(pattern=pattern):
+                self.refused(pattern)
+
+    def test_ascii_classes_and_ecma_white_space(self) -> None:
+        self.assertFalse(self.matches("^\\d$", "\u0661"))
+        self.assertFalse(self.matches("^\\w$", "\u00e9"))
+        self.assertTrue(self.matches("\\bfoo\\b", "\u00e9foo"))  # é is not a word character
+        for space in ("\t", "\x0b", "\x0c", "\u00a0", "\ufeff", "\u3000", "\u2028"):
+            self.assertTrue(self.matches("^\\s$", space), repr(space))
+        for not_space in ("\x1c", "\x1f", "\u0085", "\u200b"):
+            self.assertFalse(self.matches("^\\s$", not_space), repr(not_space))
+
+    def test_valid_ecma_python_cannot_run_is_refused_saying_so(self) -> None:
+        with self.assertRaisesRegex(at.SchemaError, "no script data"):
+            at.validator({"pattern": "\\p{Script=Greek}"})
+        with self.assertRaisesRegex(at.SchemaError, "re cannot run"):
+            at.validator({"pattern": "(?<=a+)b"})
+
+    def test_deep_nesting_is_a_schema_error_not_a_crash(self) -> None:
+        with self.assertRaisesRegex(at.SchemaError, "nested more than 100 deep"):
+            at.validator({"pattern": "(" * 5000 + "a" + ")" * 5000})
+        with self.assertRaisesRegex(at.SchemaError, "nested more than 100 deep"):
+            at.validator({"pattern": "(?:" * 101 + ")" * 101})
+        self.assertEqual(error_of({"pattern": "^" + "(?:" * 100 + "a" + ")" * 100 + "$"}, "a"), "")
+
+    def test_the_pattern_check_for_schema_generation(self) -> None:
+        self.assertIsNone(at._ecma_pattern_error("^[a-z]+$"))
+        self.assertIn("incomplete quantifier", at._ecma_pattern_error("a{,2}") or "")
+
+
+HOSTILE_PATTERNS = [  # (pattern, head, unit, times, tail): refused
+    ("^(a+)+$", "", "a", 30, "!"),
+    ("^(\\w+\\s?)*$", "", "a", 30, "!"),
+    ("^(a+)+$", "", "a", 300_000, "!"),
+    ("^(\\w+\\s?)*$", "", "ab ", 100_000, "!"),
+    ("^(a|aa)+$", "", "a", 300_000, "!"),
+    ("^(a*)*b$", "", "a", 300_000, ""),
+    ("(x+x+)+y", "", "x", 300_000, ""),
+    ("a.*b.*c", "", "ab", 150_000, ""),
+    ("[a-z]+$", "", "a", 300_000, "!"),
+    ("\\d+x", "", "1", 300_000, ""),
+    ("^[^@]+@[^@]+\\.[^@]+$", "a@", ".", 300_000, "@"),
+    ("^(\\w+\\.)*\\w+$", "", "a.", 150_000, "!"),
+    ("^([a-z]+\\s*)+$", "", "abc ", 75_000, "!"),
+    ("^(.*a){3}$", "", "a", 300_000, "!"),
+    ("^(?=.*[A-Z])(?=.*\\d).{8,}$", "", "a", 300_000, ""),
+    ("(.*)*x", "", "y", 300_000, ""),
+    ("^(?=(a+)+$)", "", "a", 30, "!"),  # the blow-up inside a lookahead
+    ("^(?!(\\w+\\s?)*$)b", "", "a", 30, "!"),
+    ("^(\\s*\\w+\\s*,?)*$", "", "a,", 150_000, "!"),
+]
+
+
+class TestHostilePatterns(unittest.TestCase):
+    """Every accepted pattern runs in time linear in the string: checked in a subprocess with a
+    timeout (a backtracking matcher would need hours), never by timing a fast path."""
+
+    def run_bounded(self, code: str) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", code, ROOT], capture_output=True, text=True, timeout=60
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout.split()
+
+    def test_hostile_patterns_finish_on_long_strings(self) -> None:
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+            f"for pattern, head, unit, times, tail in {HOSTILE_PATTERNS!r}:\n"
+            "    check = at.validator({'pattern': pattern})\n"
+            "    try:\n"
+            "        check.validate(head + unit * times + tail)\n"
+            "        print('accepted')\n"
+            "    except at.ValidationError:\n"
+            "        print('refused')\n"
+        )
+        self.assertEqual(self.run_bounded(code), ["refused"] * len(HOSTILE_PATTERNS))
+
+    def test_a_matcher_shared_by_threads_answers_as_one_of_its_own(self) -> None:
+        """The lazy DFA fills its tables while threads use it, and starts over when full."""
+        patterns = ["^[\\s\\S]*a[\\s\\S]{12}$", "^(\\w+\\s?)*$", "\\bfoo\\b.*x$"]
+        rnd = random.Random(7)
+        texts = [
+            "".join(rnd.choice("ab fox\n") for _ in range(rnd.randint(0, 40))) for _ in range(200)
+        ]
+        alone = {
+            p: [at._linear_search(at._EcmaParser(p).parse())(t) for t in texts] for p in patterns
+        }
+        start, wrong = threading.Barrier(6), []
+
+        def use(shared: dict[str, Any]) -> None:
+            start.wait()
+            for p in patterns:
+                try:
+                    answers = [shared[p](t) for t in texts]
+                except Exception as err:  # a race showing as an error counts too
+                    answers = [repr(err)]
+                if answers != alone[p]:
+                    wrong.append(p)
+
+        with unittest.mock.patch.object(at._LinearSearch, "_MAX_STATES", 8):
+            shared = {p: at._linear_search(at._EcmaParser(p).parse()) for p in patterns}
+            threads = [threading.Thread(target=use, args=(shared,)) for _ in range(6)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        self.assertEqual(wrong, [])
+
+    def test_property_names_are_checked_in_linear_time_too(self) -> None:
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+            "key = 'a' * 200_000 + '!'\n"
+            "closed = {'patternProperties': {'^(a*)*$': {}}, 'additionalProperties': False}\n"
+            "for schema in ({'propertyNames': {'pattern': '^(a+)+$'}},\n"
+            "               {'patternProperties': {'^(a|a)+$': False}}, closed):\n"
+            "    try:\n"
+            "        at.validator(schema).validate({key: 1, 'a' * 40 + '!': 2})\n"
+            "        print('accepted')\n"
+            "    except at.ValidationError:\n"
+            "        print('refused')\n"
+        )
+        self.assertEqual(self.run_bounded(code), ["refused", "accepted", "refused"])
+
+
+if st is not None:
+    regex_atoms = st.sampled_from(
+        ["a", "b", "[ab]", "[^a]", ".", "\\w", "\\W", "\\s", "\\d", "\\b", "\\B", "^", "$", "x"]
+    )
+
+    def regex_compound(inner: Any) -> Any:
+        quantifiers = st.sampled_from(["*", "+", "?", "{2}", "{0,2}", "{1,3}", "{2,}", "*?", "+?"])
+        return (
+            st.lists(inner, min_size=2, max_size=3).map("".join)
+            | st.lists(inner, min_size=2, max_size=3).map(lambda xs: "(?:" + "|".join(xs) + ")")
+            | st.tuples(inner, quantifiers).map(lambda t: f"(?:{t[0]}){t[1]}")
+            | st.tuples(st.sampled_from(["(?=", "(?!"]), inner).map(lambda t: f"^{t[0]}{t[1]})")
+        )
+
+    random_regexes = st.recursive(regex_atoms, regex_compound, max_leaves=8)
+    regex_texts = st.text(alphabet="ab x\n1é", max_size=12)
+
+
+@needs(st is not None, "hypothesis is not installed")
+class TestLinearMatcherAgreesWithRe(unittest.TestCase):
+    """The lazy DFA and Python's re (on the translation) find the same matches."""
+
+    def test_random_patterns_and_strings(self) -> None:
+        @settings(max_examples=300 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(random_regexes, st.lists(regex_texts, min_size=1, max_size=6))
+        def run(pattern: str, texts: list[str]) -> None:
+            tree = at._EcmaParser(pattern).parse()
+            python = re.compile(at._re_source(tree)).search
+            for form in (tree, at._trim(tree)):
+                try:
+                    linear = at._linear_search(form)
+                except at._Unsupported:  # a lookaround away from the start
+                    return
+                for text in texts:
+                    self.assertEqual(
+                        linear(text) is not None, python(text) is not None, f"{pattern!r} {text!r}"
+                    )
+
+        run()
 
 
 if __name__ == "__main__":
