@@ -8580,5 +8580,55 @@ class TestLinearMatcherAgreesWithRe(unittest.TestCase):
         run()
 
 
+class TestTheSuiteItself(unittest.TestCase):
+    """The suite's own safety nets hold: a hang fails as the named test, within its limit."""
+
+    def test_a_hung_test_fails_by_name_within_the_time_limit(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "test_hangs.py"), "w", encoding="utf-8") as f:
+                f.write(
+                    "import threading, unittest\n"
+                    "import test_agenttool  # installs the time limit\n"
+                    "class Hangs(unittest.TestCase):\n"
+                    "    def test_waits_forever(self):\n"
+                    "        threading.Event().wait()\n"
+                )
+            env = {**os.environ, "AGENTTOOL_TEST_TIME_LIMIT": "1", "PYTHONPATH": ROOT}
+            done = subprocess.run(
+                [sys.executable, "-m", "unittest", "test_hangs"],
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("TIMEOUT: test_hangs.Hangs.test_waits_forever ran over 1 s", done.stderr)
+        self.assertIn("in test_waits_forever", done.stderr)  # the hung test's traceback
+
+    def test_under_ci_what_ci_provides_fails_instead_of_skipping(self) -> None:
+        code = (
+            "import os, sys, unittest\n"
+            "sys.path.insert(0, sys.argv[1])\n"
+            "import test_agenttool as t\n"
+            "class T(unittest.TestCase):\n"
+            "    @t.needs(False, 'a peer is missing')\n"
+            "    def test_x(self): pass\n"
+            "    def test_y(self): t.absent('a corpus is missing')\n"
+            "r = unittest.TextTestRunner(stream=open(os.devnull, 'w')).run(\n"
+            "    unittest.defaultTestLoader.loadTestsFromTestCase(T))\n"
+            "print(len(r.failures) + len(r.errors), len(r.skipped))\n"
+        )
+        for ci, expected in (("true", "2 0"), ("", "0 2")):
+            done = subprocess.run(
+                [sys.executable, "-c", code, ROOT],
+                env={**os.environ, "CI": ci},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            self.assertEqual(done.stdout.strip(), expected, done.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
