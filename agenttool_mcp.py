@@ -391,6 +391,16 @@ def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return {**wrapped, **root}, True
 
 
+def _unwrapped_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The tool's own output schema from the ``{"result": ...}`` form :func:`_output_schema`
+    served (its ``$defs`` back beside it)."""
+    inner = schema.get("properties", {}).get("result")
+    if not isinstance(inner, dict):
+        return schema
+    root = {k: schema[k] for k in ("$schema", "$defs") if k in schema}
+    return {**inner, **root}
+
+
 def _title_of(t: at.Tool, ann: at.Annotations | None) -> str | None:
     """The display name to serve: the tool's ``title``, else its annotations' title."""
     title = getattr(t, "title", None)
@@ -602,6 +612,8 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
         resource = at.resource_of(t)
         if resource:
             facts["resource"] = resource
+        if wrapped:
+            facts["wrapped"] = True  # outputSchema is {"result": schema}: clients unwrap it
         try:
             icons = _icons_of(t)
         except Exception as exc:
@@ -1442,6 +1454,10 @@ class _RemoteTool:
             if key in opts.confined:
                 self._confined = opts.confined[key]
         self.definition = definition
+        output = dict(definition.output_schema) if definition.output_schema else None
+        if output is not None and facts.get("wrapped") is True:  # our server wrapped it
+            output = _unwrapped_schema(output)
+        self.output_schema = output
 
     def confined(self, args: Any) -> tuple[bool, str]:
         if self._confined is None:
@@ -2759,24 +2775,10 @@ if TYPE_CHECKING:  # both stores satisfy the SDK's protocol
 def _load_tools(target: str) -> list[at.Tool]:
     """The tools of TARGET, read by the core's loader exactly as ``python -m agenttool`` reads
     it: a ``.py`` path or a module name, optionally ``:attr``."""
-    loader = getattr(at, "_cli_load_target", None) or getattr(at, "load_target", None)
-    if loader is None:
-        raise RuntimeError("this agenttool has no TARGET loader (agenttool._cli_load_target)")
-    loaded = loader(target)
-    tools = [loaded] if _is_tool(loaded) else list(loaded)
+    tools = at._cli_load_target(target)
     if not tools:
         raise ValueError(f"target {target!r} has no tools at its top level")
     return tools
-
-
-def _is_tool(value: Any) -> bool:
-    return (
-        isinstance(getattr(value, "name", None), str)
-        and hasattr(value, "description")
-        and hasattr(value, "parameters")
-        and callable(getattr(value, "execute", None))
-        and not isinstance(value, type)
-    )
 
 
 def _print_output(result: at.Result, out: TextIO) -> None:

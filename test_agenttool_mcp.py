@@ -1477,6 +1477,15 @@ class TestStructuredOverMCP(_Case):
                 self.assertEqual(got.output, want.output, name)  # the JSON text, once
             self.assertIsNone(remote.call("plain").structured)
 
+    def test_remote_tools_report_the_output_schema_the_tool_has(self) -> None:
+        with am.connect(server=self.server) as remote:
+            tools = {t.name: t for t in remote.tools()}
+        for local in self.tools:
+            mine = at.output_schema_of(local)
+            self.assertEqual(at.output_schema_of(tools[local.name]), mine, local.name)
+        self.assertEqual(at.output_schema_of(tools["squares"])["type"], "array")  # unwrapped
+        self.assertIsNone(at.output_schema_of(tools["plain"]))
+
     def test_served_definitions_and_what_the_sdk_client_sees(self) -> None:
         from mcp import Client
 
