@@ -7456,6 +7456,23 @@ def _check_rule(names: list[str], what: str) -> None:
         )
 
 
+class _RunValues:
+    """``with _RunValues(inject):`` gives a run's ``inject`` values, over the executor's, to
+    the batch started inside the block (it copies the context it starts in)."""
+
+    def __init__(self, values: collections.abc.Mapping[str, Any] | None) -> None:
+        self.values = values
+        self.token: contextvars.Token[collections.abc.Mapping[str, Any]] | None = None
+
+    def __enter__(self) -> None:
+        if self.values:
+            self.token = _run_inject.set({**_run_inject.get(), **self.values})
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            _run_inject.reset(self.token)
+
+
 class _Run:
     """One :meth:`ToolSet.run` (or ``arun``): the calls read, the jobs run for them and where
     each answers, and the outcomes of the calls that need no job (refused, or pending)."""
@@ -7666,12 +7683,8 @@ class ToolSet(list[Tool]):
         _check_errors(errors)
         runner = executor or Executor()
         run = self._prepare(calls, format, runner, approvals)
-        token = _run_inject.set({**_run_inject.get(), **inject}) if inject else None
-        try:
+        with _RunValues(inject):
             results, failures = runner.results(run.jobs)
-        finally:
-            if token is not None:
-                _run_inject.reset(token)
         return run.items(results, failures, errors)
 
     async def arun(
@@ -7692,15 +7705,11 @@ class ToolSet(list[Tool]):
         run = self._prepare(calls, format, runner, approvals)
         results: list[Result | None] = [None] * len(run.jobs)
         failures: list[BaseException | None] = [None] * len(run.jobs)
-        token = _run_inject.set({**_run_inject.get(), **inject}) if inject else None
-        try:
+        with _RunValues(inject):
             async for event in runner.aexecute(run.jobs):
                 if event.final:
                     results[event.index] = event.result
                     failures[event.index] = event.error
-        finally:
-            if token is not None:
-                _run_inject.reset(token)
         return run.items(results, failures, errors)
 
     def _prepare(

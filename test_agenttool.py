@@ -6130,6 +6130,17 @@ class TestInjectedParameters(unittest.TestCase):
         out = tools.run([item], executor=executor, inject={"db": {"name": "run"}})
         self.assertEqual(out[0]["output"], "run:s as ex for c9")
         self.assertEqual(tools.run([item], executor=executor)[0]["output"], "exec:s as ex for c9")
+        # arun gives its values the same way, to sync and async tools alike
+        out = asyncio.run(tools.arun([item], executor=executor, inject={"db": {"name": "run"}}))
+        self.assertEqual(out[0]["output"], "run:s as ex for c9")
+
+        @at.tool
+        async def whose(db: Annotated[Any, at.Inject("db")]) -> str:
+            return str(db["name"])
+
+        async_item = {**item, "name": "whose", "arguments": "{}"}
+        out = asyncio.run(at.ToolSet([whose]).arun([async_item], inject={"db": {"name": "a"}}))
+        self.assertEqual(out[0]["output"], "a")
 
     def test_a_missing_value_fails_with_a_message_for_the_host_not_the_model(self) -> None:
         ran: list[int] = []
