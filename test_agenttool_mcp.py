@@ -815,13 +815,14 @@ class _Fixture(_Case):
 
     http_stderr: Any = None
 
-    def start_http(self) -> str:
-        """Serve the fixture over streamable HTTP on a port the system picks; the URL.
+    def start_http(self, *argv: str, bind: str = "127.0.0.1:0") -> str:
+        """Serve the fixture over streamable HTTP at ``bind`` (a port the system picks), with
+        ``argv`` added to the command line; the URL it announces.
 
         The server's stderr stays readable as ``self.http_stderr`` (the fixture's ``hang``
         writes "hang started" and "hang cancelled" there)."""
         proc = subprocess.Popen(
-            [*self.serve_command(), "--http", "127.0.0.1:0"],
+            [*self.serve_command(), "--http", bind, *argv],
             env={**os.environ, **CHILD_ENV},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -1661,40 +1662,13 @@ class _BigServer(_Fixture):
     fixture = BIG_FIXTURE
     fixture_file = "big_tools.py"
 
-    def start(self, *argv: str, bind: str = "127.0.0.1:0") -> str:
-        """Serve the fixture over HTTP at ``bind`` (plus ``argv``); the URL it announces."""
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "agenttool_mcp", "serve", self.target, "--http", bind, *argv],
-            env={**os.environ, **CHILD_ENV},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-        def stop() -> None:
-            proc.terminate()
-            try:
-                proc.wait(WAIT)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                proc.kill()
-                proc.wait()
-            assert proc.stderr is not None
-            proc.stderr.close()
-
-        self.addCleanup(stop)
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if line.startswith("agenttool_mcp: serving at "):
-                return line.split()[-1]
-        self.fail("the HTTP server never announced itself")
-
 
 TEN_MB = 10 * 1024 * 1024
 
 
 class TestLargeResultsOverHTTP(_BigServer):
     def test_ten_megabytes_with_our_client(self) -> None:
-        url = self.start()
+        url = self.start_http()
         with am.connect(url=url, connect_timeout=WAIT) as remote:
             self.assertEqual(remote.call("big", {"n": TEN_MB}).output, "x" * TEN_MB)
             many = remote.call("many", {"n": 200_000})  # structured, 1.5 MB: once, not twice
@@ -1706,7 +1680,7 @@ class TestLargeResultsOverHTTP(_BigServer):
     def test_ten_megabytes_with_the_sdk_client_in_both_eras(self) -> None:
         from mcp import Client
 
-        url = self.start()
+        url = self.start_http()
 
         async def main(mode: str) -> tuple[str, int, str]:
             async with Client(url, mode=mode) as client:
@@ -1724,7 +1698,7 @@ class TestLargeResultsOverHTTP(_BigServer):
     def test_a_large_result_on_an_open_stream_is_a_clear_error(self) -> None:
         """Progress opens the SSE stream; a reply over 1 MiB then cannot be one event, so the
         call fails saying why and the connection goes on."""
-        url = self.start()
+        url = self.start_http()
         with am.connect(url=url, connect_timeout=WAIT) as remote:
             out = _run_one(remote.lookup("big_after_progress"), {"n": 2 * 1024 * 1024})
             self.assertEqual(len(out.progress), 1)
@@ -1736,7 +1710,7 @@ class TestLargeResultsOverHTTP(_BigServer):
         """A question opens the reply's stream (legacy) or becomes an input request (2026)."""
         from mcp import Client
 
-        url = self.start()
+        url = self.start_http()
 
         async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
             return mt.ElicitResult(action="accept", content={"n": "Ada"})
@@ -1765,7 +1739,7 @@ class TestLargeResultsOverHTTP(_BigServer):
                 probe.bind(("::1", 0))
         except OSError:
             self.skipTest("::1 cannot be bound here")
-        url = self.start(bind="[::1]:0")
+        url = self.start_http(bind="[::1]:0")
         self.assertTrue(url.startswith("http://[::1]:"), url)
         with am.connect(url=url, connect_timeout=WAIT) as remote:
             self.assertEqual(remote.call("big", {"n": 2}).output, "xx")
@@ -1801,7 +1775,7 @@ def _initialize(url: str, origin: str | None) -> int:
 
 class TestOrigin(_BigServer):
     def test_a_loopback_bind(self) -> None:
-        url = self.start(
+        url = self.start_http(
             "--allow-origin", "https://app.example", "--allow-origin", "https://b.test:*"
         )
         self.assertEqual(_initialize(url, None), 200)  # not a browser
