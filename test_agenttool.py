@@ -2923,9 +2923,10 @@ class TestExecutor(unittest.TestCase):
                 kind = plan[event.index]
                 self.assertEqual(event.error is None, kind in ("ok", "progress"))
         self.assertEqual(seen, [1] * 5000)
-        # The batch's threads go back to the shared pool (at most max_parallel of them), and
-        # an idle pool thread retires: once they have, no thread is left behind.
-        self.assertLessEqual(len(at._workers.threads()), at.DEFAULT_MAX_PARALLEL)
+        # The batch's threads go back to the shared pool and an idle pool thread retires: once
+        # they have, no thread is left behind.  (How many pool threads a batch used is not a
+        # rule: a thread between its task's end and its return to the pool may see a new one
+        # started beside it; at most max_parallel tools ran at once, as the tests above hold.)
         retire_pool_threads()
         self.assertEqual(at._workers.threads(), [])
         self.assertEqual(threading.active_count(), others)
