@@ -6633,7 +6633,7 @@ class FunctionTool:
 
     def _run(self, call: Call, scope: _Scope) -> Result:
         value = self._begin(call)
-        if inspect.isawaitable(value):
+        if type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value):
             value = _run_async(value, scope)
         return self._result(value)
 
@@ -6692,6 +6692,11 @@ class FunctionTool:
             elif default is _EMPTY:
                 raise _missing_injection(self.name, key)
         return out
+
+
+# What a tool function commonly returns, which is never awaitable: no isawaitable check (an ABC
+# check, slow for a no) on the executor's hot path.
+_NEVER_AWAITABLE = frozenset((str, dict, list, int, float, bool, type(None), Result))
 
 
 # --- output schemas: the structured result of a function tool ---------------------------------
@@ -8032,14 +8037,16 @@ class _Bounds:
             self.held.add(s.resource)
         s.admitted = True
 
-    def enter(self, s: _JobState) -> bool:
-        """Take a place for ``s`` now (``True``), or put it in line (``False``)."""
+    def enter(self, s: _JobState, wait: bool = True) -> bool:
+        """Take a place for ``s`` now (``True``), or put it in line (``False``; with
+        ``wait=False`` it is left out instead)."""
         with self.lock:
             if self._fits(s) and not self.alone_waiting:
                 self._take(s)
                 return True
-            self.line.append(s)
-            self.alone_waiting += s.alone
+            if wait:
+                self.line.append(s)
+                self.alone_waiting += s.alone
             return False
 
     def leave(self, s: _JobState) -> list[_JobState]:
@@ -8128,7 +8135,13 @@ class _Batch:
         if parent is not None and parent.bounds is bounds:
             bounds = _Bounds(executor.max_parallel)  # run from one of this executor's calls
         self.bounds = bounds
-        props = [_job_bounds(j) for j in jobs]
+        known: dict[int, tuple[bool, str]] = {}  # a batch often calls one tool many times
+        props = [
+            known[id(j.tool)]
+            if id(j.tool) in known
+            else known.setdefault(id(j.tool), _job_bounds(j))
+            for j in jobs
+        ]
         self.chains = executor._chains(props)
         self.following = [-1] * len(jobs)
         for chain in self.chains:
@@ -8138,13 +8151,44 @@ class _Batch:
         self.lock = threading.Lock()
         self.cancelled = False
         self.runs: collections.deque[_JobState] = collections.deque()
+        # Plain calls (no resource, not sequential) waiting for a place the batch holds: a call
+        # of the batch that returns hands its place on to one of them while nobody waits in
+        # the bounds' line, so a long batch takes no executor-wide lock per call (with eight
+        # threads returning calls, that lock was the batch's bottleneck).
+        self.waiting: collections.deque[_JobState] = collections.deque()
         self.drainers = 0  # pool turns taking calls from runs: never more than the bound
         self.deadlines: list[tuple[float, int, str, float]] = []
         self.context = contextvars.copy_context()
 
     def start(self) -> None:
+        held = False  # a plain call of this batch holds a place, or waits in line for one
         for chain in self.chains:
-            self._offer(self.states[chain[0]])
+            s = self.states[chain[0]]
+            if not self._plain(s):
+                self._offer(s)
+            elif self.waiting or (held and not self.bounds.enter(s, wait=False)):
+                self.waiting.append(s)
+            elif held:
+                self._launch(s)  # admitted by the enter just above
+            else:
+                self._offer(s)
+                held = True
+
+    def _plain(self, s: _JobState) -> bool:
+        return not s.alone and not s.resource and self.jobs[s.index].tool is not None
+
+    def _hand_on(self, s: _JobState) -> _JobState | None:
+        """The waiting call that takes over the place of ``s`` (whose tool returned) when
+        nobody waits in the bounds' line; ``None`` when the place goes back to the bounds."""
+        if s.alone or s.resource or self.cancelled or not self.waiting or self.bounds.line:
+            return None
+        try:
+            following = self.waiting.popleft()
+        except IndexError:  # another of the batch's threads took the last one meanwhile
+            return None
+        s.admitted = False
+        following.admitted = True
+        return following
 
     def _offer(self, s: _JobState) -> None:
         """The job's turn in its chain has come: run it when its bounds let it in."""
@@ -8246,8 +8290,16 @@ class _Batch:
             s.returned = True
             follow = s.taken
         if s.admitted:
-            for other in self.bounds.leave(s):
-                other.batch._launch(other)
+            following = self._hand_on(s)
+            if following is not None:
+                self._launch(following)
+            else:
+                for other in self.bounds.leave(s):
+                    other.batch._launch(other)
+                try:  # the batch's next waiting call queues for a place like any other
+                    self._offer(self.waiting.popleft())
+                except IndexError:
+                    pass
         if follow:
             self._follow(s)
 
@@ -8274,6 +8326,14 @@ class _Batch:
                 return
             self.cancelled = True
         for s in self.bounds.withdraw(self):
+            s.finish(None, _not_started(self.jobs[s.index].call))
+            with s.lock:
+                s.returned = True  # never admitted: nothing to leave
+        while True:
+            try:
+                s = self.waiting.popleft()
+            except IndexError:
+                break
             s.finish(None, _not_started(self.jobs[s.index].call))
             with s.lock:
                 s.returned = True  # never admitted: nothing to leave

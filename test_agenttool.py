@@ -8642,5 +8642,51 @@ class TestTheSuiteItself(unittest.TestCase):
             self.assertEqual(done.stdout.strip(), expected, done.stderr)
 
 
+class TestExecutorFairness(unittest.TestCase):
+    """A long batch hands its places from call to call only while nobody else waits: a batch
+    arriving at a busy executor is let in at the next call that returns, never starved."""
+
+    def test_a_second_batch_gets_a_place_before_a_long_batch_ends(self) -> None:
+        ex = at.Executor(max_parallel=2)
+        b_waits = threading.Event()
+        b_ran = threading.Event()
+        holding = threading.Barrier(3, timeout=10)  # A's first two calls and the test
+        order: list[str] = []
+
+        def long_call(c: at.Call) -> str:
+            if int(c.id) < 2:  # the two calls holding the places return once B waits for one
+                holding.wait()
+                b_waits.wait(10)
+            elif not b_ran.wait(5):  # a later call of A runs only after B had its turn
+                order.append("A starved B")
+            order.append("A" + c.id)
+            return c.id
+
+        def b_call(c: at.Call) -> str:
+            order.append("B")
+            b_ran.set()
+            return "b"
+
+        a_jobs = [at.Job(raw(long_call), at.Call(str(i))) for i in range(20)]
+        a_done = threading.Thread(target=ex.results, args=(a_jobs,))
+        a_done.start()
+        holding.wait()  # A holds both places
+        b_results: list[Any] = []
+        b = threading.Thread(
+            target=lambda: b_results.append(ex.results([at.Job(raw(b_call), at.Call("b"))]))
+        )
+        b.start()
+        for _ in range(1000):  # until B's call waits in the executor's line (internal view)
+            if ex._bounds_now.line:
+                break
+            time.sleep(0.01)
+        b_waits.set()
+        a_done.join(30)
+        b.join(30)
+        self.assertNotIn("A starved B", order)
+        self.assertLess(order.index("B"), 3, order)
+        self.assertEqual(len(order), 21)
+
+
 if __name__ == "__main__":
     unittest.main()
