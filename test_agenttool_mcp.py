@@ -2808,5 +2808,36 @@ class TestServedOutputLimits(_Case):
         self.assertEqual(got.structured, list(range(500)))
 
 
+class TestServedDetails(_Case):
+    """What a served tool says beside its output reaches the client as the core said it."""
+
+    def test_a_progress_message_of_its_own_is_the_message_sent(self) -> None:
+        def reports(call: at.Call) -> at.Result:
+            at.progress("the text", progress=1, total=4, message="a quarter done")
+            at.progress("only text", progress=2, total=4)
+            return at.text("done")
+
+        tool = at.new_func("reports", "", None, reports)
+        with am.connect(server=am.build_server([tool], name="details")) as remote:
+            out = _run_one(remote.lookup("reports"), {})
+        infos = [u.details for u in out.progress]
+        self.assertEqual([(i.progress, i.total) for i in infos], [(1, 4), (2, 4)])
+        self.assertEqual([i.message for i in infos], ["a quarter done", "only text"])
+
+    def test_a_record_that_cannot_be_made_is_reported_in_meta(self) -> None:
+        class Unnamed:
+            record_ns = ""  # record_of refuses an empty namespace
+
+        def records(call: at.Call) -> at.Result:
+            return at.Result("done", Unnamed())
+
+        tool = at.new_func("records", "", None, records)
+        with am.connect(server=am.build_server([tool], name="details")) as remote:
+            result = remote.call("records")
+        self.assertEqual(result.output, "done")
+        meta = result.details.meta[am.RECORD_META_KEY]
+        self.assertIn("empty namespace", meta["error"])
+
+
 if __name__ == "__main__":
     unittest.main()
