@@ -2282,6 +2282,16 @@ class TestSessionRestart(_Fixture):
     """A server restarted behind the same address forgot the session: the client starts a new
     one and sends the request again, once (the spec's MUST on HTTP 404)."""
 
+    def serve_script(self, name: str, text: str) -> tuple[int, list[str], Callable[[], None]]:
+        """Write a server script (it takes its port as its argument) and serve it over HTTP on
+        a free port: the port, the command, and a stop."""
+        script = os.path.join(self.tmp, name)
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        port = _free_port()
+        command = [sys.executable, script, str(port)]
+        return port, command, self.serve_at(port, command)
+
     def serve_at(self, port: int, command: list[str] | None = None) -> Callable[[], None]:
         """Serve over HTTP on ``port`` (the fixture, or ``command`` given the port); a stop."""
         proc = subprocess.Popen(
@@ -2384,12 +2394,7 @@ class TestSessionRestart(_Fixture):
     @_quiet("httpx2")
     def test_list_changes_followed_across_a_restart(self) -> None:
         """On 2026-07-28 the listen stream lost with the server is opened again."""
-        script = os.path.join(self.tmp, "theirs_http.py")
-        with open(script, "w", encoding="utf-8") as fh:
-            fh.write(THEIRS_HTTP)
-        port = _free_port()
-        command = [sys.executable, script, str(port)]
-        stop = self.serve_at(port, command)
+        port, command, stop = self.serve_script("theirs_http.py", THEIRS_HTTP)
         url = f"http://127.0.0.1:{port}/mcp"
         with am.connect(url=url, notification_grace=WAIT) as remote:
             self.assertEqual(remote.protocol_version, "2026-07-28")
@@ -2773,15 +2778,12 @@ class TestLargeEventsFromOtherServers(_Fixture):
     far beyond the SDK client's 1 MiB, so a large result crosses HTTP as it does stdio."""
 
     serve_at = TestSessionRestart.serve_at
+    serve_script = TestSessionRestart.serve_script
 
     @_quiet("mcp")
     @_quiet("httpx2")
     def test_a_result_over_one_mebibyte_from_the_sdk_server_in_the_legacy_era(self) -> None:
-        script = os.path.join(self.tmp, "big_sse.py")
-        with open(script, "w", encoding="utf-8") as fh:
-            fh.write(BIG_SSE_HTTP)
-        port = _free_port()
-        stop = self.serve_at(port, [sys.executable, script, str(port)])
+        port, _, stop = self.serve_script("big_sse.py", BIG_SSE_HTTP)
         self.addCleanup(stop)
         url = f"http://127.0.0.1:{port}/mcp"
         with am.connect(url=url, era="legacy", connect_timeout=WAIT) as remote:
