@@ -127,6 +127,19 @@ def needs(present: bool, reason: str) -> Callable[[Any], Any]:
     return failing
 
 
+# The slow suite: crash injection, real database servers and clusters, long soaks.  A plain
+# ``python -m unittest`` skips it (saying so) to stay fast; ``AGENTTOOL_SLOW=1`` runs it, and so
+# does CI (CI=true), where it is part of the whole suite.
+RUN_SLOW = IN_CI or os.environ.get("AGENTTOOL_SLOW") == "1"
+
+
+def slow(obj: Any) -> Any:
+    """Decorate a test or test class of the slow suite."""
+    if RUN_SLOW:
+        return obj
+    return unittest.skip("the slow suite: AGENTTOOL_SLOW=1 python -m unittest runs it")(obj)
+
+
 # =============================================================================================
 # The validator: JSON-Schema-Test-Suite, messages, JSON truths, a second opinion
 # =============================================================================================
