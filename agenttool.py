@@ -424,7 +424,7 @@ _STRICT_MAX_LONG_ENUM = 250  # an enum of more strings than this ...
 _STRICT_MAX_LONG_ENUM_CHARS = 15_000  # ... may hold this many characters in all
 
 _SCALAR_TYPES = frozenset(("string", "integer", "number", "boolean", "null"))
-_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
+_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$"  # str(Decimal) writes 0E-8
 _MISSING: Any = dataclasses.MISSING
 _NONE_TYPE = type(None)
 _UNION_TYPES: tuple[Any, ...] = (Union, getattr(types, "UnionType", Union))
@@ -766,7 +766,10 @@ def _converter(cls: Any, word: str) -> Callable[[Any], Any]:
 
 
 def _dec_decimal_from(cls: Any) -> Callable[[Any], Any]:
+    """A Decimal's decoder: text its schema's pattern accepts (what str() writes, exponent
+    forms included), nothing Decimal() alone would take besides (" 1", "1_000", "Infinity")."""
     to_str = _converter(cls, "a decimal number")
+    form = re.compile(_DECIMAL_PATTERN, re.ASCII)
 
     def dec(v: Any) -> Any:
         t = type(v)
@@ -776,10 +779,11 @@ def _dec_decimal_from(cls: Any) -> Callable[[Any], Any]:
             # repr is the shortest text that reads back as the float: the digits the JSON held
             # (0.1 stays 0.1, not Decimal(0.1)'s binary expansion).
             return cls(repr(_dec_float(v)))
-        d = to_str(v)
-        if not d.is_finite():
+        if t is str and form.match(v) is None:
+            if not v.isascii():
+                _unicode_text(v)  # a lone surrogate is named, never quoted
             raise _DecodeFail(f"expected a decimal number, got {_describe(v)}")
-        return d
+        return to_str(v)
 
     return dec
 
@@ -889,6 +893,72 @@ def _is_namedtuple(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields")
 
 
+def _is_object_class(tp: Any) -> bool:
+    """Whether a class becomes an object of its fields (a dataclass, TypedDict or NamedTuple)."""
+    return isinstance(tp, type) and (
+        dataclasses.is_dataclass(tp) or _is_typeddict(tp) or _is_namedtuple(tp)
+    )
+
+
+def _is_type_alias(tp: Any) -> bool:
+    """Whether ``tp`` is a ``type X = ...`` alias or a TypeAliasType (typing's or
+    typing_extensions'), recognised by name."""
+    return type(tp).__name__ == "TypeAliasType" and hasattr(tp, "__value__")
+
+
+def _type_arguments(cls: Any, args: tuple[Any, ...]) -> dict[Any, Any]:
+    """Type variable -> type for a generic class's fields: its own parameters bound to
+    ``args`` (Box[int]), then what its generic bases were given (class IntBox(Box[int])),
+    each base's resolved in terms of the class below it."""
+    out: dict[Any, Any] = {}
+    own = tuple(getattr(cls, "__parameters__", ()) or ())
+    if args:
+        if len(args) != len(own):
+            raise TypeError(
+                f"cannot express type {_tname(cls)}[...]: {cls.__qualname__} takes "
+                f"{len(own)} type arguments, got {len(args)}"
+            )
+        out.update(zip(own, args))
+    pending = [(cls, out)]
+    seen: set[int] = set()
+    while pending:
+        klass, here = pending.pop()
+        for base in getattr(klass, "__orig_bases__", ()):
+            origin = typing.get_origin(base)
+            params = tuple(getattr(origin, "__parameters__", ()) or ())
+            if not params or id(origin) in seen:
+                continue
+            seen.add(id(origin))
+            given = {p: _substitute(a, here) for p, a in zip(params, typing.get_args(base))}
+            for p, a in given.items():
+                out.setdefault(p, a)
+            pending.append((origin, given))
+    return {p: a for p, a in out.items() if a is not p}
+
+
+def _substitute(tp: Any, typevars: dict[Any, Any]) -> Any:
+    """``tp`` with its type variables replaced as ``typevars`` says (list[T] -> list[int])."""
+    if not typevars:
+        return tp
+    if isinstance(tp, typing.TypeVar):
+        return typevars.get(tp, tp)
+    params = getattr(tp, "__parameters__", None)
+    if params and typing.get_origin(tp) is not None:
+        try:
+            return tp[tuple(typevars.get(p, p) for p in params)]
+        except TypeError:
+            return tp
+    return tp
+
+
+def _init_false_fields(cls: Any) -> frozenset[str]:
+    """A dataclass's fields that __init__ does not take (init=False): output() writes them,
+    so decoding accepts them and leaves them to the class to compute."""
+    if not dataclasses.is_dataclass(cls):
+        return frozenset()
+    return frozenset(f.name for f in dataclasses.fields(cls) if not f.init)
+
+
 def _class_hints(cls: Any, kind: str) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, include_extras=True)
@@ -903,6 +973,8 @@ def _class_hints(cls: Any, kind: str) -> dict[str, Any]:
         # A self-referencing class defined in a function: let it find its own name.
         try:
             local = {**vars(cls), cls.__name__: cls}
+            for param in getattr(cls, "__type_params__", ()):  # class Box[T] (PEP 695)
+                local[param.__name__] = param
             return typing.get_type_hints(cls, localns=local, include_extras=True)
         except Exception as exc:
             _hint_failure(cls, kind, exc)
@@ -1245,6 +1317,8 @@ class _TypeCompiler:
         self.uses: dict[Any, int] = {}  # class -> the places it appears in the types
         self.inlined: list[tuple[Any, dict[str, Any]]] = []  # (class, its schema), done order
         self.top_params = False  # the object being built is a function's parameters
+        self.owners: list[Any] = []  # the classes being compiled, innermost last
+        self.namespaces: list[dict[str, Any]] = []  # the modules of the aliases being compiled
 
     # errors
 
@@ -1278,8 +1352,8 @@ class _TypeCompiler:
         supertype = getattr(tp, "__supertype__", None)
         if supertype is not None:  # typing.NewType
             return self.compile(supertype)
-        if type(tp).__name__ == "TypeAliasType" and hasattr(tp, "__value__"):
-            return self.compile(tp.__value__)  # `type X = ...` (3.12), or typing_extensions'
+        if _is_type_alias(tp):  # `type X = ...` (3.12), or a TypeAliasType
+            return self.alias(tp, ())
         if tp is getattr(typing, "LiteralString", str) or _extension_form(tp) == "LiteralString":
             return _PRIMITIVES[str]
         if isinstance(tp, type) and origin is None:
@@ -1289,10 +1363,17 @@ class _TypeCompiler:
         if _is_literal(origin):
             return self.literal(tp)
         if origin is not None:
+            if _is_type_alias(origin):  # type Pair[T] = ..., as Pair[int]
+                return self.alias(origin, typing.get_args(tp))
+            if _is_object_class(origin):  # a generic dataclass, TypedDict or NamedTuple
+                return self.object_class(origin, typing.get_args(tp))
             return self.generic(tp, origin, typing.get_args(tp))
         if isinstance(tp, typing.TypeVar):
-            self.cannot(tp, "a type variable has no schema; use a concrete type")
+            return self.type_variable(tp)
         if isinstance(tp, (str, typing.ForwardRef)):
+            resolved = self.resolve(tp)
+            if resolved is not None:
+                return self.compile(resolved)
             self.cannot(tp, "an unresolved forward reference")
         self.cannot(tp, "not a type agenttool can describe")
 
@@ -1319,7 +1400,7 @@ class _TypeCompiler:
         special = self.stdlib_node(tp)
         if special is not None:
             return special
-        if dataclasses.is_dataclass(tp) or _is_typeddict(tp) or _is_namedtuple(tp):
+        if _is_object_class(tp):
             return self.object_class(tp)
         if tp in (list, tuple, set, frozenset, dict):
             if self.strict:
@@ -1638,7 +1719,14 @@ class _TypeCompiler:
                     "closed; use a list of key/value dataclasses, or strict=False"
                 )
             return self.mapping(self.item(args[1]))
-        self.cannot(tp, "not a JSON shape (supported: list, tuple, set, frozenset, dict[str, T])")
+        if isinstance(origin, type):
+            self.cannot(
+                tp,
+                f"{origin.__qualname__} is a generic class that is not a dataclass, TypedDict, "
+                "NamedTuple or container; use one of those, or supply the schema with "
+                "parameters=",
+            )
+        self.cannot(tp, f"the typing form {_special_name(origin)}[...] has no JSON shape")
 
     def item(self, tp: Any) -> _TypeNode:
         self.path.append("[]")
@@ -1748,16 +1836,19 @@ class _TypeCompiler:
 
     # objects
 
-    def object_class(self, cls: Any) -> _TypeNode:
-        self.uses[cls] = self.uses.get(cls, 0) + 1
-        done = self.done.get(cls)
+    def object_class(self, cls: Any, args: tuple[Any, ...] = ()) -> _TypeNode:
+        """A dataclass, TypedDict or NamedTuple, with ``args`` for its type parameters (a
+        generic class written ``Box[int]``); keyed by both, so Box[int] and Box[str] differ."""
+        key = (cls, args) if args else cls
+        self.uses[key] = self.uses.get(key, 0) + 1
+        done = self.done.get(key)
         if done is not None:
             return done
-        busy = self.busy.get(cls)
+        busy = self.busy.get(key)
         if busy is not None:  # a recursive reference
             st = busy
             if not st.ref:
-                st.ref = "#" if cls is self.root else "#/$defs/" + self.def_name(cls)
+                st.ref = "#" if key == self.root else "#/$defs/" + self.def_name(key)
 
             def dec_ref(v: Any) -> Any:
                 try:
@@ -1769,12 +1860,16 @@ class _TypeCompiler:
             ref.name = cls.__name__
             return ref
         state = _ClassState()
-        self.busy[cls] = state
+        self.busy[key] = state
+        self.owners.append(cls)
         try:
-            node = self.object_node(self.class_fields(cls), _class_builder(cls), None)
+            fields = self.class_fields(cls, _type_arguments(cls, args))
+            ignored = _init_false_fields(cls)
+            node = self.object_node(fields, _class_builder(cls), None, ignored)
         finally:
-            del self.busy[cls]
-        if cls is not self.root:
+            del self.busy[key]
+            self.owners.pop()
+        if key != self.root:
             summary = _doc_summary_of(_raw_doc(cls))
             if summary:
                 node.schema = {**node.schema, "description": summary}
@@ -1785,23 +1880,101 @@ class _TypeCompiler:
             tags = node.tags
             node = _TypeNode({"$ref": state.ref}, node.decode, node.fits)
             node.tags = tags
-        elif cls is not self.root:
-            self.inlined.append((cls, node.schema))
+        elif key != self.root:
+            self.inlined.append((key, node.schema))
         node.name = cls.__name__
-        self.done[cls] = node
+        self.done[key] = node
         return node
 
-    def def_name(self, cls: Any) -> str:
-        name: str = cls.__name__
+    def def_name(self, key: Any) -> str:
+        """The "$defs" name of a class or alias (``key`` may be (class, type arguments)): its
+        own name, a number appended on a clash."""
+        base: str = (key[0] if isinstance(key, tuple) else key).__name__
+        name = base
         k = 1
-        while self.def_owner.get(name, cls) is not cls:
+        while self.def_owner.get(name, key) != key:
             k += 1
-            name = f"{cls.__name__}{k}"
-        self.def_owner[name] = cls
+            name = f"{base}{k}"
+        self.def_owner[name] = key
         return name
 
-    def class_fields(self, cls: Any) -> list[_Field]:
+    # aliases and type variables
+
+    def alias(self, tp: Any, args: tuple[Any, ...]) -> _TypeNode:
+        """A ``type X = ...`` alias or a TypeAliasType (``args`` for ``type Pair[T] = ...``
+        written ``Pair[int]``).  A recursive alias is written once under "$defs" and referred
+        to, as a recursive class is; forward references in its value resolve in its module."""
+        key = (tp, args) if args else tp
+        done = self.done.get(key)
+        if done is not None:
+            return done
+        busy = self.busy.get(key)
+        if busy is not None:  # a recursive reference
+            st = busy
+            if not st.ref:
+                st.ref = "#" if key == self.root else "#/$defs/" + self.def_name(key)
+
+            def dec_ref(v: Any) -> Any:
+                try:
+                    return st.decode(v)
+                except RecursionError:
+                    raise _DecodeFail("nesting too deep for Python to decode") from None
+
+            return _TypeNode({"$ref": st.ref}, dec_ref, lambda v: st.fits(v))
+        params = tuple(getattr(tp, "__type_params__", ()) or ())
+        if len(args) != len(params) and args:
+            self.cannot(tp, f"takes {len(params)} type arguments, got {len(args)}")
+        value = _substitute(tp.__value__, dict(zip(params, args)))
+        module = sys.modules.get(getattr(tp, "__module__", "") or "")
+        state = _ClassState()
+        self.busy[key] = state
+        self.namespaces.append(vars(module) if module is not None else {})
+        try:
+            node = self.compile(value)
+        finally:
+            del self.busy[key]
+            self.namespaces.pop()
+        state.decode = node.decode
+        state.fits = node.fits
+        if state.ref and state.ref != "#":
+            self.defs[state.ref[len("#/$defs/") :]] = node.schema
+            node = _TypeNode({"$ref": state.ref}, node.decode, node.fits, node.admits_none)
+        self.done[key] = node
+        return node
+
+    def resolve(self, ref: Any) -> Any:
+        """A forward reference inside an alias's value, evaluated in the alias's module; None
+        when there is no such module or the name is not there."""
+        if not self.namespaces:
+            return None
+        text = ref if isinstance(ref, str) else ref.__forward_arg__
+        try:
+            return eval(text, dict(self.namespaces[-1]))
+        except Exception:
+            return None
+
+    def type_variable(self, tv: Any) -> _TypeNode:
+        """A type variable left free (a generic used bare, a generic function's parameter):
+        its PEP 696 default, else its bound, else the union of its constraints."""
+        has_default = getattr(tv, "has_default", None)
+        if callable(has_default) and has_default():
+            return self.compile(tv.__default__)
+        if tv.__bound__ is not None:
+            return self.compile(tv.__bound__)
+        if tv.__constraints__:
+            return self.compile(Union[tv.__constraints__])
+        owner = self.owners[-1].__name__ if self.owners else ""
+        advice = (
+            f"write {owner}[...] with concrete types, such as {owner}[int]"
+            if owner
+            else "use a concrete type, or give it a bound"
+        )
+        self.cannot(tv, f"a free type variable (no bound, constraints or default): {advice}")
+
+    def class_fields(self, cls: Any, typevars: dict[Any, Any]) -> list[_Field]:
         hints = _class_hints(cls, "field")
+        if typevars:
+            hints = {name: _substitute(tp, typevars) for name, tp in hints.items()}
         docs = _doc_params(_raw_doc(cls))
         fields: list[_Field] = []
         if dataclasses.is_dataclass(cls):
@@ -1846,9 +2019,11 @@ class _TypeCompiler:
         fields: list[_Field],
         build: Callable[[dict[str, Any]], Any] | None,
         extras: _TypeNode | None,
+        ignored: frozenset[str] = frozenset(),
     ) -> _TypeNode:
         """The object for a list of fields; ``build`` turns the decoded keyword dict into the
-        target (None keeps the dict), ``extras`` decodes unknown names (a **kwargs)."""
+        target (None keeps the dict), ``extras`` decodes unknown names (a **kwargs), and the
+        ``ignored`` names (a dataclass's init=False fields) are accepted and left out."""
         strict = self.strict
         props: dict[str, Any] = {}
         required: list[str] = []
@@ -1884,7 +2059,7 @@ class _TypeCompiler:
             out["additionalProperties"] = extras.schema
         n_needed = len(needed)
         xdec = extras.decode if extras is not None else None
-        known = frozenset(table)
+        known = frozenset(table) | ignored
 
         def dec(v: Any) -> Any:
             if type(v) is not dict:
@@ -1895,8 +2070,10 @@ class _TypeCompiler:
                 entry = table.get(k)
                 try:
                     if entry is None:
+                        if k in ignored:
+                            continue
                         if xdec is None:
-                            first = min(key for key in v if key not in table)
+                            first = min(key for key in v if key not in known)
                             raise _DecodeFail(f"unexpected property {_quote(first)}")
                         kw[k] = xdec(x)
                         continue
@@ -2525,7 +2702,18 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
             )
         comp.param = name
         if kind == _VAR_KW:
-            extras = comp.compile(hints[name])
+            unpacked = _unpacked_typeddict(hints[name])
+            if unpacked is None:
+                extras = comp.compile(hints[name])
+                continue
+            # **kwargs: Unpack[TD] (PEP 692): the TypedDict's keys are named parameters
+            for f in comp.class_fields(unpacked, {}):
+                if any(f.name == p[0] for p in params):
+                    raise TypeError(
+                        f'parameter "**{name}": {_tname(unpacked)} has the key "{f.name}", '
+                        "which is also a parameter"
+                    )
+                fields.append(f)
             continue
         has = default is not _EMPTY
         fields.append(
@@ -2551,6 +2739,17 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
             raise exc.error() from None
 
     return _ArgSpec(schema, decode_args, injected)
+
+
+def _unpacked_typeddict(tp: Any) -> Any:
+    """The TypedDict of ``Unpack[TD]`` (typing's or typing_extensions'), else None."""
+    origin = typing.get_origin(tp)
+    if origin is None or _special_name(origin) != "Unpack":
+        return None
+    inner = typing.get_args(tp)[0]
+    if not _is_typeddict(inner):
+        raise TypeError(f"**kwargs: Unpack[...] needs a TypedDict, got {_tname(inner)}")
+    return inner
 
 
 def _method_advice(fn: Any, first: str) -> str:
@@ -2630,7 +2829,10 @@ def _refuse_keys(
 
 
 def _type_spec(tp: Any, strict: bool) -> tuple[dict[str, Any], Callable[[Any], Any]]:
-    root = tp if isinstance(tp, type) else None
+    root: Any = tp if isinstance(tp, type) or _is_type_alias(tp) else None
+    origin = typing.get_origin(tp)
+    if _is_object_class(origin) or _is_type_alias(origin):
+        root = (origin, typing.get_args(tp))  # Box[int]: the key object_class and alias use
     comp = _TypeCompiler(strict, root=root)
     node = comp.compile(tp)
     return comp.finish(node.schema), node.decode
@@ -5348,8 +5550,16 @@ def _loads(text: str | bytes | bytearray) -> Any:
     try:
         if not isinstance(text, str):
             if not isinstance(text, (bytes, bytearray)):
-                raise TypeError(f"expected JSON text as str or bytes, not {type(text).__name__}")
+                raise ValidationError(
+                    "", f"expected JSON text (str or bytes), got {type(text).__name__}"
+                )
             text = text.decode(json.detect_encoding(text), "surrogatepass")
+        if "\ufeff" in text[:64] and text.lstrip(" \t\r\n").startswith("\ufeff"):
+            raise ValidationError(
+                "",
+                "not valid JSON: the text starts with a byte order mark (U+FEFF); decoded "
+                "JSON text has none (send bytes, or strip it)",
+            )
         return _DECODER.decode(text)
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, NaN and Infinity
         reason = str(err)
