@@ -101,6 +101,12 @@ __all__ = [
     "needs_approval_of",
     "timeout_of",
     "max_output_of",
+    "defer_loading_of",
+    "input_examples_of",
+    "cache_control_of",
+    "allowed_callers_of",
+    "namespace_of",
+    "Namespace",
     "FunctionTool",
     "tool",
     "new",
@@ -6165,6 +6171,27 @@ class Replay(str, enum.Enum):
     KEYED = "keyed"
 
 
+class Namespace(_Frozen):
+    """A group of tools a provider lists under one name (OpenAI's Responses ``namespace``
+    tools: the model sees ``crm`` and its tools); ``description`` is what the model reads of
+    the group, ``Tools under "crm".`` when empty.  A tool's ``namespace="crm"`` means
+    ``Namespace("crm")``."""
+
+    __slots__ = ("name", "description")
+    name: str
+    description: str
+
+    def __init__(self, name: str, description: str = "") -> None:
+        if not isinstance(name, str) or re.fullmatch(_NAME_RULE, name) is None:
+            raise ValueError(
+                f"agenttool: a namespace's name must be {_NAME_RULE_TEXT}, got {name!r}"
+            )
+        if not isinstance(description, str):
+            raise TypeError(f"agenttool: namespace {name!r}: description must be a str")
+        self.name = name
+        self.description = description or f'Tools under "{name}".'
+
+
 @runtime_checkable
 class Tool(Protocol):
     """Something a model can call.  ``parameters`` is the JSON Schema of the arguments
@@ -6265,6 +6292,49 @@ def max_output_of(t: Tool) -> int | None:
     return value
 
 
+def defer_loading_of(t: Tool) -> bool:
+    """Whether a provider with tool search leaves the tool out of the model's first view, to
+    be found by a search (``defer_loading``); default no."""
+    return getattr(t, "defer_loading", False) is True
+
+
+def input_examples_of(t: Tool) -> list[dict[str, Any]]:
+    """Example arguments objects shown to the model beside the schema (Anthropic's
+    ``input_examples``), copies; ``[]`` when the tool states none."""
+    import copy
+
+    examples = getattr(t, "input_examples", None)
+    if not isinstance(examples, (list, tuple)):
+        return []
+    return [copy.deepcopy(e) for e in examples if isinstance(e, dict)]
+
+
+def cache_control_of(t: Tool) -> dict[str, Any] | None:
+    """The prompt-cache breakpoint to set after this tool's definition (Anthropic's
+    ``cache_control``, such as ``{"type": "ephemeral"}``), or ``None`` for none."""
+    control = getattr(t, "cache_control", None)
+    return dict(control) if isinstance(control, dict) else None
+
+
+def allowed_callers_of(t: Tool) -> tuple[str, ...]:
+    """Who may call the tool, in the provider's words (``"direct"``, OpenAI's
+    ``"programmatic"``, Anthropic's ``"code_execution_20250825"``); ``()`` when unstated,
+    which every provider reads as the model calling it directly."""
+    callers = getattr(t, "allowed_callers", None)
+    if not isinstance(callers, (list, tuple)):
+        return ()
+    return tuple(c for c in callers if isinstance(c, str) and c)
+
+
+def namespace_of(t: Tool) -> Namespace | None:
+    """The namespace the tool is listed under where the provider groups tools (OpenAI's
+    Responses ``namespace`` tools), or ``None``."""
+    namespace = getattr(t, "namespace", None)
+    if isinstance(namespace, str) and namespace:
+        return Namespace(namespace)
+    return namespace if isinstance(namespace, Namespace) else None
+
+
 def _positive(value: Any, kinds: tuple[type, ...]) -> Any:
     """``value`` when it is a positive number of one of ``kinds`` (never a bool), else None."""
     if value is None:
@@ -6285,6 +6355,11 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "needs_approval": needs_approval_of,
     "timeout": timeout_of,
     "max_output": max_output_of,
+    "defer_loading": defer_loading_of,
+    "input_examples": input_examples_of,
+    "cache_control": cache_control_of,
+    "allowed_callers": allowed_callers_of,
+    "namespace": namespace_of,
 }
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""
@@ -6525,6 +6600,13 @@ class FunctionTool:
     arguments never reach it.  Still callable as the plain function.
     """
 
+    # Definition options, set only when stated (their readers supply the defaults).
+    defer_loading: bool
+    input_examples: list[dict[str, Any]]
+    cache_control: dict[str, Any]
+    allowed_callers: tuple[str, ...]
+    namespace: Namespace
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -6546,6 +6628,11 @@ class FunctionTool:
         struct: bool = False,
         raw: bool = False,
         output_schema: bool | dict[str, Any] | None = None,
+        defer_loading: bool = False,
+        input_examples: Sequence[dict[str, Any]] | None = None,
+        cache_control: dict[str, Any] | None = None,
+        allowed_callers: Sequence[str] | None = None,
+        namespace: str | Namespace | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"agenttool: tool {name!r}: fn must be callable, got {fn!r}")
@@ -6598,6 +6685,9 @@ class FunctionTool:
             # the same kind of error, naming the tool (SchemaError, else TypeError/ValueError)
             kind = next(k for k in (SchemaError, TypeError, ValueError) if isinstance(exc, k))
             raise kind(f"agenttool: tool {self.name!r}: {exc}") from exc
+        _set_definition_options(
+            self, defer_loading, input_examples, cache_control, allowed_callers, namespace
+        )
         functools.update_wrapper(self, fn)
         self._async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             type(fn).__call__
@@ -6755,6 +6845,60 @@ def _structured(value: Any, result: Result) -> Any:
     if isinstance(result.output, str) and value is not None and not isinstance(value, str):
         return json.loads(result.output)
     return json.loads(_dumps(value))
+
+
+def _set_definition_options(
+    t: FunctionTool,
+    defer_loading: Any,
+    input_examples: Any,
+    cache_control: Any,
+    allowed_callers: Any,
+    namespace: Any,
+) -> None:
+    """Check and keep the options that shape only a tool's definition (see
+    ``_DEFINITION_OPTIONS``): each example must be valid arguments for the tool."""
+    owner = f"agenttool: tool {t.name!r}"
+    if not isinstance(defer_loading, bool):
+        raise TypeError(f"{owner}: defer_loading must be a bool, got {defer_loading!r}")
+    t.defer_loading = defer_loading
+    if input_examples is not None:
+        if isinstance(input_examples, (str, bytes, dict)) or not isinstance(
+            input_examples, collections.abc.Iterable
+        ):
+            raise TypeError(f"{owner}: input_examples must be a list of arguments objects")
+        examples = list(input_examples)
+        schema = t.parameters if t.parameters is not None else NO_ARGS
+        for i, example in enumerate(examples):
+            if not isinstance(example, dict):
+                raise TypeError(f"{owner}: input_examples[{i}] is not an arguments object")
+            try:
+                validator(schema).validate(example)
+            except ValidationError as exc:
+                raise ValueError(f"{owner}: input_examples[{i}] is not valid: {exc}") from exc
+        t.input_examples = json.loads(json.dumps(examples))
+    if cache_control is not None:
+        ttl = cache_control.get("ttl", "5m") if isinstance(cache_control, dict) else None
+        if (
+            not isinstance(cache_control, dict)
+            or cache_control.get("type") != "ephemeral"
+            or set(cache_control) - {"type", "ttl"}
+            or ttl not in ("5m", "1h")
+        ):
+            raise ValueError(
+                f'{owner}: cache_control must be {{"type": "ephemeral"}}, with "ttl" "5m" or'
+                f' "1h" if given, got {cache_control!r}'
+            )
+        t.cache_control = dict(cache_control)
+    if allowed_callers is not None:
+        callers = [] if isinstance(allowed_callers, str) else list(allowed_callers)
+        if not callers or not all(isinstance(c, str) and c for c in callers):
+            raise ValueError(
+                f"{owner}: allowed_callers must be a non-empty list of names, got"
+                f" {allowed_callers!r}"
+            )
+        t.allowed_callers = tuple(callers)
+    if namespace is not None:
+        t.namespace = namespace if isinstance(namespace, Namespace) else Namespace(namespace)
 
 
 def _option(owner: str, option: str, value: Any, kinds: tuple[type, ...], unit: str) -> Any:
@@ -7191,7 +7335,60 @@ def definition(t: Tool, format: str = "responses") -> dict[str, Any]:
     canonical = _canonical_definition(t)
     if format == "responses":
         canonical["strict"] = is_strict(t)
-    return _provider_definition(canonical, format)
+    return _with_definition_options(t, _provider_definition(canonical, format), format)
+
+
+# Options that shape only a tool's definition for a provider, never what the tool does (so
+# definition_hash leaves them out): (option, its reader, the formats whose definitions take it).
+# A tool stating one is refused by name for a format not listed, never sent where the provider
+# would reject the request or silently read as unset.
+_DEFINITION_OPTIONS: tuple[tuple[str, Callable[[Tool], Any], tuple[str, ...]], ...] = (
+    ("defer_loading", defer_loading_of, ("responses", "anthropic")),
+    ("allowed_callers", allowed_callers_of, ("responses", "anthropic")),
+    ("input_examples", input_examples_of, ("anthropic",)),
+    ("cache_control", cache_control_of, ("anthropic",)),
+    ("namespace", namespace_of, ("responses",)),
+)
+# The callers each format's allowed_callers names (Anthropic's code-execution tool versions
+# by prefix, as its API adds them).
+_CALLERS = {"responses": ("direct", "programmatic"), "anthropic": ("direct", "code_execution_")}
+
+
+def _with_definition_options(t: Tool, out: dict[str, Any], format: str) -> dict[str, Any]:
+    """``out``, the provider's definition of ``t``, with the definition options ``t`` states;
+    a namespaced tool comes as a namespace holding it (:meth:`ToolSet.definitions` merges a
+    namespace's tools into one entry)."""
+    for option, reader, formats in _DEFINITION_OPTIONS:
+        value = reader(t)
+        if not value:
+            continue
+        if format not in formats:
+            takes = " and ".join(formats)
+            raise ValueError(
+                f'tool "{t.name}": {format} tool definitions have no {option} (only {takes}'
+                f" {'takes' if len(formats) == 1 else 'take'} it)"
+            )
+        if option == "allowed_callers":
+            known = _CALLERS[format]
+            bad = [c for c in value if c not in known and not c.startswith(known[-1])]
+            if bad:
+                raise ValueError(
+                    f'tool "{t.name}": {format} knows no caller {json.dumps(bad[0])} in'
+                    f" allowed_callers (it takes {', '.join(json.dumps(k) for k in known)}"
+                    f"{'...' if known[-1].endswith('_') else ''})"
+                )
+            value = list(value)
+        if option != "namespace":
+            out[option] = value
+    namespace = namespace_of(t)
+    if namespace is not None:
+        return {
+            "type": "namespace",
+            "name": namespace.name,
+            "description": namespace.description,
+            "tools": [out],
+        }
+    return out
 
 
 def _canonical_definition(t: Tool) -> dict[str, Any]:
@@ -7607,8 +7804,39 @@ class ToolSet(list[Tool]):
             raise CloseError(errors)
 
     def definitions(self, format: str = "responses") -> list[dict[str, Any]]:
-        """Every tool's definition, in order, for the provider named by ``format``."""
-        return [definition(t, format) for t in self]
+        """Every tool's definition, in order, for the provider named by ``format``; the tools
+        of one namespace are listed in one namespace entry, where the first of them stands
+        (their names stay unique across the set, so a call finds its tool by name alone)."""
+        out: list[dict[str, Any]] = []
+        namespaces: dict[str, dict[str, Any]] = {}
+        for t in self:
+            entry = definition(t, format)
+            if entry.get("type") == "namespace":
+                held = namespaces.get(entry["name"])
+                if held is not None:
+                    if held["description"] != entry["description"]:
+                        raise ValueError(
+                            f'agenttool: namespace "{entry["name"]}" is described two ways'
+                            f' (tool "{t.name}" and an earlier one): give both one Namespace'
+                        )
+                    held["tools"].extend(entry["tools"])
+                    continue
+                namespaces[entry["name"]] = entry
+            out.append(entry)
+        return out
+
+    def searchable(self, limit: int = 5) -> ToolSet:
+        """A set for a provider without tool search of its own: the model sees one
+        ``search_tools(query)`` tool plus the tools it has loaded so far.
+
+        A search ranks the tools not loaded yet by their names and descriptions (BM25, ties
+        in this set's order, so the same query always loads the same tools), loads the best
+        ``limit`` of them into the set for the following turns (send the set's
+        ``definitions`` again each turn) and answers with their definitions.  Loaded tools
+        run like any other; a call of a tool not loaded yet is refused with the hint to
+        search.  Closing the set closes every tool, loaded or not.
+        """
+        return _SearchableToolSet(self, limit)
 
     def filtered(self, names_or_predicate: Any) -> ToolSet:
         """The tools named (an iterable of names, in this set's order) or those for which
@@ -7763,6 +7991,124 @@ class ToolSet(list[Tool]):
             return None
         call = _answered(job.tool, call, approvals[key])
         return Job(_Approved(job.tool), call)  # type: ignore[arg-type]
+
+
+# ----- tool search ---------------------------------------------------------------------------
+# ToolSet.searchable: for providers without native tool search.  Documents are a tool's name
+# (counted twice: names are chosen words) and description, cut into lower-case words at
+# non-letters and camelCase humps, a plural "s" dropped; scored by Okapi BM25 (k1 1.2, b 0.75).
+
+_SEARCH_TOOL = "search_tools"
+_BM25_K1, _BM25_B = 1.2, 0.75
+
+
+def _search_words(text: str) -> list[str]:
+    """The words of ``text`` as a search compares them."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    words = re.findall(r"[^\W_]+", spaced.lower())
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words]
+
+
+def _bm25_ranked(query: str, documents: list[list[str]]) -> list[int]:
+    """Indexes of the documents that share a word with ``query``, best first (ties in order)."""
+    import math
+
+    terms = set(_search_words(query))
+    if not terms or not documents:
+        return []
+    average = sum(len(d) for d in documents) / len(documents) or 1.0
+    frequency = {w: sum(1 for d in documents if w in d) for w in terms}
+    scores: list[tuple[float, int]] = []
+    for i, words in enumerate(documents):
+        score = 0.0
+        for w in terms:
+            count = words.count(w)
+            if not count:
+                continue
+            idf = math.log(1 + (len(documents) - frequency[w] + 0.5) / (frequency[w] + 0.5))
+            norm = count + _BM25_K1 * (1 - _BM25_B + _BM25_B * len(words) / average)
+            score += idf * count * (_BM25_K1 + 1) / norm
+        if score > 0:
+            scores.append((-score, i))
+    return [i for _, i in sorted(scores)]
+
+
+class _SearchableToolSet(ToolSet):
+    """What :meth:`ToolSet.searchable` returns: ``search_tools`` and the loaded tools, with
+    the tools not loaded yet kept aside in their order."""
+
+    def __init__(self, tools: ToolSet, limit: int) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"agenttool: searchable needs a positive limit, got {limit!r}")
+        if tools.lookup(_SEARCH_TOOL) is not None:
+            raise ValueError(f'agenttool: searchable: a tool is already named "{_SEARCH_TOOL}"')
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._hidden: list[Tool] = list(tools)
+        self._documents = [_search_words(f"{t.name} {t.name} {t.description}") for t in tools]
+        super().__init__([self._search_tool()])
+
+    def _search_tool(self) -> Tool:
+        def search_tools(query: str) -> str:
+            return self._search(query)
+
+        return new(
+            _SEARCH_TOOL,
+            f"Find tools by what they do and load the best {self._limit} matches. Call the"
+            " loaded tools from your next turn; only loaded tools can be called.",
+            search_tools,
+            annotations=Annotations(read_only=True, open_world=False),
+        )
+
+    def _search(self, query: str) -> str:
+        with self._lock:
+            ranked = _bm25_ranked(query, self._documents)[: self._limit]
+            found = [self._hidden[i] for i in ranked]
+            for i in sorted(ranked, reverse=True):
+                del self._hidden[i], self._documents[i]
+            for t in found:
+                list.append(self, t)
+            left = len(self._hidden)
+        if not found:
+            return json.dumps(
+                {"loaded": [], "message": f"no tool matches {query!r}; {left} not loaded yet"}
+            )
+        loaded = [
+            {"name": t.name, "description": t.description or "", "parameters": d["parameters"]}
+            for t in found
+            for d in [_canonical_definition(t)]
+        ]
+        return json.dumps({"loaded": loaded}, ensure_ascii=False)
+
+    def lookup(self, name: str) -> Tool | None:
+        found = super().lookup(name)
+        if found is not None:
+            return found
+        with self._lock:
+            hidden = next((t for t in self._hidden if t.name == name), None)
+        return None if hidden is None else _NotLoaded(hidden)  # type: ignore[return-value]
+
+    def close(self) -> None:
+        with self._lock:
+            hidden = list(self._hidden)
+        ToolSet(list(self) + hidden).close()
+
+
+class _NotLoaded(_Wrapper):
+    """A tool of a searchable set that no search has loaded yet: its calls are refused
+    (never asked about: nothing runs)."""
+
+    needs_approval = False
+    lenient = False
+
+    def __init__(self, inner: Tool) -> None:
+        super().__init__(inner, self._refuse)
+
+    def _refuse(self, call: Call) -> Result:
+        raise ToolError(
+            f'tool "{self._inner.name}" is not loaded: call {_SEARCH_TOOL} to find and load it,'
+            " then call it on your next turn"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
