@@ -6735,7 +6735,14 @@ class FunctionTool:
                 self._validator.validate(_parse_arguments(call.args))
             return self.fn(call)
         lenient = (self.parameters or NO_ARGS) if self.lenient else None
-        args = _parse_arguments(call.args, lenient)
+        args = self._checked(_parse_arguments(call.args, lenient))
+        if self._injected:
+            args = self._with_injected(args, call)
+        return self.fn(**args)
+
+    def _checked(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The model's arguments object validated and decoded into what the function takes
+        (the injected values aside); a ValidationError says what is wrong."""
         if self._validator is None and self._unchecked is not None:
             self._validator = validator(self._unchecked)
         if self._validator is not None:
@@ -6747,9 +6754,7 @@ class FunctionTool:
                 _refuse_keys(args, self._allowed, unknown=True)
         elif self._hidden:
             _refuse_keys(args, self._hidden)
-        if self._injected:
-            args = self._with_injected(args, call)
-        return self.fn(**args)
+        return args
 
     def _result(self, value: Any) -> Result:
         """What the function returned as the model sees it, with its structured value."""
@@ -6867,12 +6872,16 @@ def _set_definition_options(
         ):
             raise TypeError(f"{owner}: input_examples must be a list of arguments objects")
         examples = list(input_examples)
-        schema = t.parameters if t.parameters is not None else NO_ARGS
         for i, example in enumerate(examples):
             if not isinstance(example, dict):
                 raise TypeError(f"{owner}: input_examples[{i}] is not an arguments object")
             try:
-                validator(schema).validate(example)
+                if t._raw:
+                    validator(t.parameters if t.parameters is not None else NO_ARGS).validate(
+                        example
+                    )
+                else:
+                    t._checked(json.loads(json.dumps(example)))
             except ValidationError as exc:
                 raise ValueError(f"{owner}: input_examples[{i}] is not valid: {exc}") from exc
         t.input_examples = json.loads(json.dumps(examples))

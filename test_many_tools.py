@@ -1,0 +1,316 @@
+"""Tests of the options for many tools: definition options written only where a provider takes
+them, and ToolSet.searchable for providers without tool search of their own."""
+
+from __future__ import annotations
+
+import json
+import unittest
+from typing import Any
+
+import agenttool as at
+from test_agenttool import _conform, anthropic, limit_test_time, needs, openai, pydantic
+
+limit_test_time()
+
+
+def lookup(city: str, days: int = 1) -> str:
+    """Look up the weather forecast for a city."""
+    return f"{city}: sunny for {days} days"
+
+
+def call(name: str, arguments: Any, call_id: str = "c1") -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "call_id": call_id,
+        "name": name,
+        "arguments": json.dumps(arguments),
+    }
+
+
+class TestDefinitionOptions(unittest.TestCase):
+    def test_each_option_is_written_where_its_format_takes_it(self) -> None:
+        t = at.new(
+            "",
+            "",
+            lookup,
+            defer_loading=True,
+            allowed_callers=["direct"],
+            input_examples=[{"city": "Lisbon"}, {"city": "Oslo", "days": 3}],
+            cache_control={"type": "ephemeral", "ttl": "1h"},
+        )
+        with self.assertRaisesRegex(ValueError, "responses tool definitions have no input_ex"):
+            at.definition(t, "responses")
+        anthropic_def = at.definition(t, "anthropic")
+        self.assertIs(anthropic_def["defer_loading"], True)
+        self.assertEqual(anthropic_def["allowed_callers"], ["direct"])
+        self.assertEqual(anthropic_def["input_examples"][1], {"city": "Oslo", "days": 3})
+        self.assertEqual(anthropic_def["cache_control"], {"type": "ephemeral", "ttl": "1h"})
+
+        responses = at.new("", "", lookup, defer_loading=True, allowed_callers=["programmatic"])
+        out = at.definition(responses, "responses")
+        self.assertIs(out["defer_loading"], True)
+        self.assertEqual(out["allowed_callers"], ["programmatic"])
+
+    def test_an_option_a_format_lacks_is_refused_by_name(self) -> None:
+        cases = {
+            "defer_loading": True,
+            "allowed_callers": ["direct"],
+            "input_examples": [{"city": "Lisbon"}],
+            "cache_control": {"type": "ephemeral"},
+            "namespace": "weather",
+        }
+        takes = {
+            "defer_loading": {"responses", "anthropic"},
+            "allowed_callers": {"responses", "anthropic"},
+            "input_examples": {"anthropic"},
+            "cache_control": {"anthropic"},
+            "namespace": {"responses"},
+        }
+        for option, value in cases.items():
+            t = at.new("", "", lookup, **{option: value})
+            for fmt in ("responses", "chat", "anthropic", "gemini"):
+                if fmt in takes[option]:
+                    at.definition(t, fmt)
+                    continue
+                with self.assertRaisesRegex(ValueError, f"{fmt} tool definitions have no {option}"):
+                    at.definition(t, fmt)
+
+    def test_a_caller_the_provider_does_not_know_is_refused(self) -> None:
+        t = at.new("", "", lookup, allowed_callers=["code_execution_20250825"])
+        self.assertEqual(
+            at.definition(t, "anthropic")["allowed_callers"], ["code_execution_20250825"]
+        )
+        with self.assertRaisesRegex(ValueError, 'responses knows no caller "code_execution_'):
+            at.definition(t, "responses")
+        programmatic = at.new("", "", lookup, allowed_callers=["programmatic"])
+        with self.assertRaisesRegex(ValueError, 'anthropic knows no caller "programmatic"'):
+            at.definition(programmatic, "anthropic")
+
+    def test_bad_option_values_are_refused_when_the_tool_is_made(self) -> None:
+        bad: list[tuple[str, Any, str]] = [
+            ("defer_loading", "yes", "defer_loading must be a bool"),
+            ("input_examples", {"city": "x"}, "must be a list of arguments objects"),
+            ("input_examples", [{"days": 2}], r'input_examples\[0\] is not valid: .*"city"'),
+            ("input_examples", [{"city": "x", "colour": 1}], "unexpected property"),
+            ("input_examples", ["x"], "is not an arguments object"),
+            ("cache_control", {"type": "persistent"}, "cache_control must be"),
+            ("cache_control", {"type": "ephemeral", "ttl": "2h"}, "cache_control must be"),
+            ("allowed_callers", [], "non-empty list of names"),
+            ("allowed_callers", "direct", "non-empty list of names"),
+            ("namespace", "has space", "a namespace's name must be"),
+        ]
+        for option, value, message in bad:
+            with self.assertRaisesRegex((TypeError, ValueError), message, msg=option):
+                at.new("", "", lookup, **{option: value})
+
+    def test_definition_options_never_change_the_hash(self) -> None:
+        plain = at.new("", "", lookup)
+        loaded = at.new(
+            "",
+            "",
+            lookup,
+            defer_loading=True,
+            input_examples=[{"city": "Lisbon"}],
+            cache_control={"type": "ephemeral"},
+            allowed_callers=["direct"],
+            namespace="weather",
+        )
+        self.assertEqual(at.definition_hash(plain), at.definition_hash(loaded))
+
+    def test_the_examples_read_back_are_copies(self) -> None:
+        examples = [{"city": "Lisbon"}]
+        t = at.new("", "", lookup, input_examples=examples)
+        examples[0]["city"] = "changed"
+        at.input_examples_of(t)[0]["city"] = "changed too"
+        self.assertEqual(at.input_examples_of(t), [{"city": "Lisbon"}])
+
+    def test_a_hand_written_tool_declares_them_as_attributes(self) -> None:
+        class Hand:
+            name = "hand"
+            description = "by hand"
+            parameters = None
+            defer_loading = True
+            namespace = "tools"
+
+            def execute(self, call: at.Call) -> at.Result:
+                return at.text("")
+
+        out = at.definition(Hand(), "responses")  # type: ignore[arg-type]
+        self.assertEqual(out["type"], "namespace")
+        self.assertIs(out["tools"][0]["defer_loading"], True)
+
+
+class TestNamespaces(unittest.TestCase):
+    def test_a_namespace_lists_its_tools_in_one_entry_where_the_first_stands(self) -> None:
+        crm = at.Namespace("crm", "Customer records")
+
+        def find_customer(email: str) -> str:
+            """Find a customer by email."""
+            return email
+
+        def close_ticket(ticket: int) -> str:
+            """Close a support ticket."""
+            return str(ticket)
+
+        tools = at.ToolSet(
+            [
+                at.new("", "", find_customer, namespace=crm),
+                at.new("", "", lookup),
+                at.new("", "", close_ticket, namespace=crm),
+            ]
+        )
+        out = tools.definitions("responses")
+        self.assertEqual([d.get("name") for d in out], ["crm", "lookup"])
+        self.assertEqual(out[0]["type"], "namespace")
+        self.assertEqual(out[0]["description"], "Customer records")
+        self.assertEqual([t["name"] for t in out[0]["tools"]], ["find_customer", "close_ticket"])
+        # a call names the tool alone (with the namespace beside it): found by name
+        item = call("close_ticket", {"ticket": 7})
+        item["namespace"] = "crm"
+        self.assertEqual(tools.run([item])[0]["output"], "7")
+
+    def test_one_namespace_described_two_ways_is_refused(self) -> None:
+        def a() -> str:
+            return ""
+
+        def b() -> str:
+            return ""
+
+        tools = at.ToolSet(
+            [
+                at.new("", "", a, namespace=at.Namespace("ns", "one")),
+                at.new("", "", b, namespace=at.Namespace("ns", "two")),
+            ]
+        )
+        with self.assertRaisesRegex(ValueError, 'namespace "ns" is described two ways'):
+            tools.definitions("responses")
+
+    def test_a_bare_name_gets_a_stated_description(self) -> None:
+        self.assertEqual(at.Namespace("crm").description, 'Tools under "crm".')
+        t = at.new("", "", lookup, namespace="crm")
+        self.assertEqual(at.namespace_of(t), at.Namespace("crm"))
+
+
+@needs(openai is not None and pydantic is not None, "the openai SDK is not installed")
+class TestOptionsAgainstOpenAI(unittest.TestCase):
+    def test_the_responses_definitions_fit_the_sdk_types(self) -> None:
+        from openai.types.responses import FunctionToolParam, NamespaceToolParam
+
+        plain = at.new("", "", lookup, defer_loading=True, allowed_callers=["programmatic"])
+        _conform(self, FunctionToolParam, at.definition(plain, "responses"))
+        spaced = at.new("", "", lookup, namespace="weather", defer_loading=True)
+        entry = at.definition(spaced, "responses")
+        _conform(self, NamespaceToolParam, entry)
+
+
+@needs(anthropic is not None and pydantic is not None, "the anthropic SDK is not installed")
+class TestOptionsAgainstAnthropic(unittest.TestCase):
+    def test_the_anthropic_definition_fits_the_sdk_type(self) -> None:
+        from anthropic.types import ToolParam
+
+        t = at.new(
+            "",
+            "",
+            lookup,
+            defer_loading=True,
+            allowed_callers=["direct", "code_execution_20250825"],
+            input_examples=[{"city": "Lisbon"}],
+            cache_control={"type": "ephemeral", "ttl": "5m"},
+        )
+        _conform(self, ToolParam, at.definition(t, "anthropic"))
+
+
+def _toolbox() -> at.ToolSet:
+    def read_file(path: str) -> str:
+        """Read a text file from disk."""
+        return f"contents of {path}"
+
+    def send_email(to: str, body: str) -> str:
+        """Send an email message to someone."""
+        return f"sent to {to}"
+
+    def listFiles(folder: str) -> str:  # noqa: N802 - a camelCase name, as some tools have
+        """List the files in a folder."""
+        return f"files in {folder}"
+
+    def get_weather(city: str) -> str:
+        """The current weather in a city."""
+        return f"sunny in {city}"
+
+    return at.ToolSet(at.new("", "", f) for f in (read_file, send_email, listFiles, get_weather))
+
+
+class TestSearchable(unittest.TestCase):
+    def test_the_model_sees_only_the_search_tool_at_first(self) -> None:
+        s = _toolbox().searchable(limit=2)
+        self.assertEqual([d["name"] for d in s.definitions()], ["search_tools"])
+        schema = s.definitions()[0]["parameters"]
+        self.assertEqual(schema["required"], ["query"])
+
+    def test_a_search_loads_the_best_matches_for_the_next_turns(self) -> None:
+        s = _toolbox().searchable(limit=2)
+        out = s.run([call("search_tools", {"query": "files in a folder"})])
+        answer = json.loads(out[0]["output"])
+        self.assertEqual([d["name"] for d in answer["loaded"]], ["listFiles", "read_file"])
+        self.assertIn("parameters", answer["loaded"][0])
+        self.assertEqual(
+            [d["name"] for d in s.definitions()], ["search_tools", "listFiles", "read_file"]
+        )
+        ran = s.run([call("listFiles", {"folder": "/tmp"})])
+        self.assertEqual(ran[0]["output"], "files in /tmp")
+
+    def test_a_tool_not_loaded_is_refused_with_the_hint_to_search(self) -> None:
+        s = _toolbox().searchable()
+        out = s.run([call("send_email", {"to": "a", "body": "b"})])
+        self.assertEqual(
+            out[0]["output"],
+            'Error: tool "send_email" is not loaded: call search_tools to find and load it,'
+            " then call it on your next turn",
+        )
+        missing = s.run([call("nothing_here", {})])
+        self.assertIn('no tool named "nothing_here"', missing[0]["output"])
+
+    def test_the_ranking_is_deterministic_and_ignores_what_matches_nothing(self) -> None:
+        first = _toolbox().searchable(limit=3)
+        second = _toolbox().searchable(limit=3)
+        for s in (first, second):
+            s.run([call("search_tools", {"query": "weather email"})])
+        self.assertEqual([t.name for t in first], [t.name for t in second])
+        # one word each, as often, in documents of one length: a tie, kept in the set's order
+        self.assertEqual([t.name for t in first], ["search_tools", "send_email", "get_weather"])
+        none = _toolbox().searchable()
+        answer = json.loads(none.run([call("search_tools", {"query": "zebra"})])[0]["output"])
+        self.assertEqual(answer["loaded"], [])
+        self.assertIn("4 not loaded yet", answer["message"])
+
+    def test_a_loaded_tool_is_not_loaded_twice(self) -> None:
+        s = _toolbox().searchable(limit=1)
+        for _ in range(2):
+            s.run([call("search_tools", {"query": "weather"})])
+        names = [t.name for t in s]
+        self.assertEqual(names.count("get_weather"), 1)
+        self.assertEqual(len(names), len(set(names)))
+
+    def test_closing_closes_every_tool_loaded_or_not(self) -> None:
+        closed: list[str] = []
+
+        def make(name: str) -> at.Tool:
+            return at.new_func(
+                name, f"{name} tool", None, lambda c: "", closer=lambda: closed.append(name)
+            )
+
+        s = at.ToolSet([make("alpha"), make("beta")]).searchable(limit=1)
+        s.run([call("search_tools", {"query": "alpha"})])
+        s.close()
+        self.assertEqual(sorted(closed), ["alpha", "beta"])
+
+    def test_bad_arguments_are_refused(self) -> None:
+        with self.assertRaisesRegex(ValueError, "positive limit"):
+            _toolbox().searchable(limit=0)
+        clash = at.ToolSet([at.new_func("search_tools", "mine", None, lambda c: "")])
+        with self.assertRaisesRegex(ValueError, 'already named "search_tools"'):
+            clash.searchable()
+
+
+if __name__ == "__main__":
+    unittest.main()
