@@ -5726,28 +5726,33 @@ def _safe_str(value: object) -> str:
         return _STR_FAILED
 
 
-def _cut_middle(text: str, limit: int) -> str:
+def _cut_middle(text: str, limit: int, pageable: bool = False) -> str:
     """``text`` with at most ``limit`` of its characters: the head and the tail around a
-    marker that says how many characters were cut from the middle."""
+    marker that says how many characters were cut from the middle (and, when ``pageable``,
+    the ``read_output`` call that reads them)."""
     if len(text) <= limit:
         return text
     head = (limit + 1) // 2
     tail = text[len(text) - (limit - head) :] if limit > head else ""
-    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{tail}"
+    cut = f"{len(text) - limit} characters cut"
+    if pageable:
+        handle = _pages.put(text, limit)
+        cut += f'; {_READ_OUTPUT}(handle="{handle}", offset={head}) reads them'
+    return f"{text[:head]}\n[... {cut} ...]\n{tail}"
 
 
-def _limit_output(result: Result, limit: int) -> Result:
+def _limit_output(result: Result, limit: int, pageable: bool = False) -> Result:
     """``result`` with its text cut to ``limit`` characters (each text part on its own for a
     list of parts), the uncut output kept as ``full_output``; ``result`` itself when nothing
-    needs cutting."""
+    needs cutting.  ``pageable`` keeps each cut text for ``read_output``."""
     out = result.output
     if isinstance(out, str):
         if len(out) <= limit:
             return result
-        cut: str | list[Part] = _cut_middle(out, limit)
+        cut: str | list[Part] = _cut_middle(out, limit, pageable)
     else:
         cut = [
-            {**p, "text": _cut_middle(p["text"], limit)}
+            {**p, "text": _cut_middle(p["text"], limit, pageable)}
             if isinstance(p.get("text"), str) and len(p["text"]) > limit
             else p
             for p in out
@@ -5762,6 +5767,91 @@ def _limit_output(result: Result, limit: int) -> Result:
 def error_result(exc: BaseException) -> Result:
     """The result the model sees for a failure: ``Error: <message>``, exactly once."""
     return Result("Error: " + error_message(exc))
+
+
+# ----- pageable outputs ----------------------------------------------------------------------
+# Opt-in (pageable=True on a tool, Executor(pageable=True) the default for tools that do not set
+# it): when max_output cuts a text, the whole text is kept under a handle the cut marker names,
+# and the companion tool read_output(handle, offset, length) (added by ToolSet.pageable())
+# returns any slice of it, at most the limit it was cut to.  Handles live in one process-wide
+# store: at most 256 texts and 64 Mi characters, each kept an hour after its last read, the least
+# recently used dropped first; a handle that is gone is refused saying so.
+
+_READ_OUTPUT = "read_output"
+
+
+class _OutputPages:
+    """The bounded store of cut texts behind ``read_output`` handles."""
+
+    def __init__(self, max_texts: int, max_chars: int, lifetime: float) -> None:
+        self.max_texts = max_texts
+        self.max_chars = max_chars
+        self.lifetime = lifetime
+        self._lock = threading.Lock()
+        self._texts: collections.OrderedDict[str, tuple[str, int, float]] = (
+            collections.OrderedDict()
+        )
+        self._chars = 0
+
+    def put(self, text: str, limit: int) -> str:
+        """Keep ``text`` (cut to ``limit`` for the model) and return its new handle."""
+        import time
+
+        handle = "out_" + os.urandom(8).hex()
+        with self._lock:
+            self._texts[handle] = (text, limit, time.monotonic() + self.lifetime)
+            self._chars += len(text)
+            self._evict(time.monotonic())
+        return handle
+
+    def read(self, handle: str) -> tuple[str, int]:
+        """The text and limit under ``handle``; a :class:`ToolError` once it is gone."""
+        import time
+
+        now = time.monotonic()
+        with self._lock:
+            self._evict(now)
+            entry = self._texts.get(handle)
+            if entry is None:
+                raise ToolError(
+                    f'no output under handle "{handle}": it was never made, or it is gone'
+                    f" (outputs are kept {self.lifetime / 60:g} minutes after their last read,"
+                    f" {self.max_texts} at most)"
+                )
+            self._texts[handle] = (entry[0], entry[1], now + self.lifetime)
+            self._texts.move_to_end(handle)
+        return entry[0], entry[1]
+
+    def _evict(self, now: float) -> None:
+        """Drop the expired texts, then the least recently read while over a bound."""
+        texts = self._texts
+        for handle in [h for h, (_, _, expires) in texts.items() if expires <= now]:
+            self._chars -= len(texts.pop(handle)[0])
+        while texts and (len(texts) > self.max_texts or self._chars > self.max_chars):
+            _, (text, _, _) = texts.popitem(last=False)
+            self._chars -= len(text)
+
+
+_pages = _OutputPages(max_texts=256, max_chars=64 * 2**20, lifetime=3600.0)
+
+
+def _read_output(handle: str, offset: int = 0, length: int = 0) -> str:
+    """Read part of a tool output that was cut short: length characters from offset (0, or
+    more than the output was cut to, reads as much as it was cut to).
+
+    Args:
+        handle: The handle the cut output names
+        offset: Where to start, in characters from the start of the whole output
+        length: How many characters to read
+    """
+    text, limit = _pages.read(handle)
+    if offset < 0 or offset > len(text):
+        raise ToolError(f"offset {offset} is outside the output, which has {len(text)} characters")
+    length = limit if length <= 0 or length > limit else length
+    end = min(len(text), offset + length)
+    left = len(text) - end
+    after = f"; {left} more from offset {end}" if left else "; the end"
+    return f"{text[offset:end]}\n[characters {offset} to {end} of {len(text)}{after}]"
 
 
 # ----- the error policy ----------------------------------------------------------------------
@@ -6623,6 +6713,7 @@ class FunctionTool:
         lenient: bool | None = None,
         timeout: float | None = None,
         max_output: int | None = None,
+        pageable: bool | None = None,
         parameters: dict[str, Any] | None = None,
         validate: bool | None = None,
         struct: bool = False,
@@ -6652,6 +6743,7 @@ class FunctionTool:
         self._replay = replay
         self.needs_approval = needs_approval
         self.lenient = lenient
+        self.pageable = pageable
         self.timeout = _option(f"tool {self.name!r}", "timeout", timeout, (int, float), "seconds")
         self.max_output = _option(
             f"tool {self.name!r}", "max_output", max_output, (int,), "characters"
@@ -6954,7 +7046,9 @@ def new(
     bool or a function of the arguments object), ``lenient=True`` (repair objects and arrays
     sent as JSON strings, see :func:`lenient_args`; ``None`` leaves it to the executor's
     default), ``timeout`` (seconds a call may run), ``max_output`` (characters of output the
-    model sees), ``closer``,
+    model sees), ``pageable=True`` (a cut output can be read in slices through
+    ``read_output``, see :meth:`ToolSet.pageable`; ``None`` leaves it to the executor's
+    default), ``closer``,
     ``parameters`` (a supplied schema, then not validated unless ``validate=True``),
     ``validate=False`` (skip validation of the generated schema), ``struct=True`` (the
     function's one parameter is a dataclass or TypedDict whose schema is the root) and
@@ -7833,6 +7927,22 @@ class ToolSet(list[Tool]):
                 namespaces[entry["name"]] = entry
             out.append(entry)
         return out
+
+    def pageable(self) -> ToolSet:
+        """This set's tools and ``read_output(handle, offset, length)``, which reads any slice
+        of an output ``max_output`` cut from a pageable tool (``pageable=True`` on the tool,
+        or ``Executor(pageable=True)``): the cut marker names the handle and where the cut
+        begins.  A slice is at most the limit the output was cut to."""
+        if self.lookup(_READ_OUTPUT) is not None:
+            raise ValueError(f'agenttool: pageable: a tool is already named "{_READ_OUTPUT}"')
+        reader = new(  # its slices are bounded already: no executor default cuts them again
+            _READ_OUTPUT,
+            "",
+            _read_output,
+            annotations=Annotations(read_only=True, open_world=False),
+            max_output=sys.maxsize,
+        )
+        return ToolSet([*self, reader])
 
     def searchable(self, limit: int = 5) -> ToolSet:
         """A set for a provider without tool search of its own: the model sees one
@@ -8819,7 +8929,8 @@ class Executor:
     - ``timeout`` (seconds) is the default for tools that set none: a call running longer
       completes at once with ``tool "x" timed out after 30 s`` and sees :func:`cancelled`.
       ``max_output`` (characters) is the default limit on what the model sees of an output
-      or an error message (:attr:`Result.full_output` keeps the whole).
+      or an error message (:attr:`Result.full_output` keeps the whole); ``pageable=True``
+      is the default for tools that do not set ``pageable``: see :meth:`ToolSet.pageable`.
     - ``on_start(job)`` runs on the job's thread once it has its slot and turn, with the call
       installed, before the tool; raising there completes the job with that error.
     - Every job completes exactly once, whatever its tool, its tool's properties or its
@@ -8852,6 +8963,7 @@ class Executor:
         lenient: bool = False,
         timeout: float | None = None,
         max_output: int | None = None,
+        pageable: bool = False,
     ) -> None:
         _check_errors(errors)
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
@@ -8866,6 +8978,7 @@ class Executor:
 
         self.timeout = _option("Executor", "timeout", timeout, (int, float), "seconds")
         self.max_output = _option("Executor", "max_output", max_output, (int,), "characters")
+        self.pageable = pageable
         self._bounds_now = _Bounds(self.max_parallel)
 
     def _bounds(self) -> _Bounds:
@@ -9062,7 +9175,7 @@ class Executor:
             returned = job.tool.execute(call)
         except BaseException as exc:  # noqa: BLE001 - SystemExit too: the job's failure
             return None, self._shown(self._failure(name, exc), name, limit)
-        result, error = self._complete_job(name, returned, limit)
+        result, error = self._complete_job(name, returned, limit, self._pageable(job.tool))
         return result, error if error is None else self._shown(error, name, limit)
 
     async def _arun_job(self, batch: _Batch, s: _JobState) -> None:
@@ -9092,7 +9205,7 @@ class Executor:
                 except BaseException as exc:  # noqa: BLE001 - the job's failure
                     result, error = None, self._shown(self._failure(name, exc), name, limit)
                 else:
-                    result, error = self._complete_job(name, done, limit)
+                    result, error = self._complete_job(name, done, limit, self._pageable(job.tool))
                     if error is not None:
                         error = self._shown(error, name, limit)
         except BaseException as exc:  # noqa: BLE001 - the job still completes, once
@@ -9171,16 +9284,22 @@ class Executor:
         crash.__cause__ = exc
         return crash.with_traceback(exc.__traceback__)
 
+    def _pageable(self, t: Tool) -> bool:
+        """Whether a cut output of ``t`` is kept for ``read_output``: its own ``pageable``,
+        else this executor's default."""
+        own = getattr(t, "pageable", None)
+        return own if isinstance(own, bool) else self.pageable
+
     @staticmethod
     def _complete_job(
-        name: str, result: Any, limit: int | None
+        name: str, result: Any, limit: int | None, pageable: bool = False
     ) -> tuple[Result | None, BaseException | None]:
         """Step 3: the tool's result checked, and cut to ``limit`` characters."""
         if not isinstance(result, Result):
             if inspect.isawaitable(result):  # an async execute nobody will await
                 _close_unawaited(result)
             return None, TypeError(f'tool "{name}" returned {type(result).__name__}, not a Result')
-        return (_limit_output(result, limit) if limit else result), None
+        return (_limit_output(result, limit, pageable) if limit else result), None
 
     @staticmethod
     def _internal_failure(batch: _Batch, s: _JobState, exc: BaseException) -> BaseException:

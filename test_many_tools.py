@@ -312,5 +312,97 @@ class TestSearchable(unittest.TestCase):
             clash.searchable()
 
 
+ALPHABET = "".join(chr(97 + i % 26) for i in range(200))
+
+
+def _cut(output: str) -> tuple[str, int]:
+    import re
+
+    found = re.search(r'read_output\(handle="(\w+)", offset=(\d+)\) reads them', output)
+    assert found is not None, output
+    return found[1], int(found[2])
+
+
+def read(tools: at.ToolSet, handle: str, offset: int, length: int = 0) -> str:
+    args = {"handle": handle, "offset": offset, "length": length}
+    return str(tools.run([call("read_output", args, "r")])[0]["output"])
+
+
+class TestPageableOutputs(unittest.TestCase):
+    def setUp(self) -> None:
+        def big() -> str:
+            return ALPHABET
+
+        self.tools = at.ToolSet([at.new("", "", big, max_output=40, pageable=True)]).pageable()
+
+    def test_the_cut_marker_names_a_handle_and_any_slice_can_be_read(self) -> None:
+        out = self.tools.run([call("big", {})])[0]["output"]
+        self.assertTrue(out.startswith(ALPHABET[:20]) and out.endswith(ALPHABET[-20:]), out)
+        handle, offset = _cut(out)
+        self.assertEqual(offset, 20)
+        middle = read(self.tools, handle, offset)
+        self.assertEqual(
+            middle, ALPHABET[20:60] + "\n[characters 20 to 60 of 200; 140 more from offset 60]"
+        )
+        self.assertTrue(read(self.tools, handle, 190).startswith(ALPHABET[190:] + "\n"))
+        self.assertIn("the end", read(self.tools, handle, 190))
+
+    def test_a_slice_is_at_most_the_limit_the_output_was_cut_to(self) -> None:
+        handle, _ = _cut(self.tools.run([call("big", {})])[0]["output"])
+        self.assertTrue(read(self.tools, handle, 0, 5000).startswith(ALPHABET[:40] + "\n["))
+        self.assertTrue(read(self.tools, handle, 3, 7).startswith(ALPHABET[3:10] + "\n["))
+
+    def test_a_handle_that_is_gone_or_an_offset_outside_is_refused(self) -> None:
+        self.assertIn('no output under handle "out_nothing"', read(self.tools, "out_nothing", 0))
+        handle, _ = _cut(self.tools.run([call("big", {})])[0]["output"])
+        self.assertIn("offset 500 is outside the output", read(self.tools, handle, 500))
+
+    def test_the_store_is_bounded_in_count_and_characters(self) -> None:
+        pages = at._OutputPages(max_texts=2, max_chars=100, lifetime=3600.0)
+        first, second, third = (pages.put("x" * 10, 5) for _ in range(3))
+        with self.assertRaisesRegex(at.ToolError, "it is gone"):
+            pages.read(first)
+        self.assertEqual(pages.read(third), ("x" * 10, 5))
+        pages.read(second)  # read last: the third is now the least recently read
+        pages.put("y" * 95, 5)
+        with self.assertRaisesRegex(at.ToolError, "it is gone"):
+            pages.read(third)
+
+    def test_a_text_is_kept_for_its_lifetime_after_its_last_read(self) -> None:
+        pages = at._OutputPages(max_texts=8, max_chars=100, lifetime=0.0)
+        handle = pages.put("text", 2)
+        with self.assertRaisesRegex(at.ToolError, "gone"):
+            pages.read(handle)
+
+    def test_nothing_is_kept_unless_asked(self) -> None:
+        def big() -> str:
+            return ALPHABET
+
+        plain = at.ToolSet([at.new("", "", big, max_output=40)])
+        out = plain.run([call("big", {})])[0]["output"]
+        self.assertIn("[... 160 characters cut ...]", out)
+        by_default = at.Executor(pageable=True)
+        results, _ = by_default.results([at.Job(plain[0], at.Call("c"))])
+        assert results[0] is not None
+        self.assertIn("read_output(handle=", str(results[0].output))
+        refused = at.new("", "", big, max_output=40, pageable=False)
+        results, _ = by_default.results([at.Job(refused, at.Call("c"))])
+        assert results[0] is not None
+        self.assertNotIn("read_output", str(results[0].output))
+
+    def test_a_cut_text_part_gets_a_handle_too(self) -> None:
+        def parts() -> at.Result:
+            return at.parts({"type": "input_text", "text": ALPHABET})
+
+        tools = at.ToolSet([at.new("", "", parts, max_output=40, pageable=True)]).pageable()
+        out = tools.run([call("parts", {})])[0]["output"]
+        handle, offset = _cut(out[0]["text"])
+        self.assertTrue(read(tools, handle, offset).startswith(ALPHABET[20:60]))
+
+    def test_pageable_refuses_a_second_read_output(self) -> None:
+        with self.assertRaisesRegex(ValueError, 'already named "read_output"'):
+            self.tools.pageable()
+
+
 if __name__ == "__main__":
     unittest.main()
