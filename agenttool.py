@@ -191,6 +191,34 @@ class _Frozen(_Value):
         return hash(tuple(repr(getattr(self, k)) for k in self.__slots__))
 
 
+# Logs go to logging.getLogger("agenttool"), which has a NullHandler (as a library's logger
+# should), so nothing shows until the host configures logging.  What is logged: a tool's crash
+# (a BaseException) at ERROR and its other failures at WARNING, each with its traceback; a
+# timeout and a denial at WARNING.  Nothing is logged per call at INFO or below.  The logging
+# module is imported on the first such event, never at import.
+_logger: Any = None
+
+
+def _log(level: int, message: str, exc: BaseException | None = None) -> None:
+    """Log ``message`` (with ``exc``'s traceback) on the "agenttool" logger; never raises."""
+    global _logger
+    try:
+        if _logger is None:
+            import logging
+
+            logger = logging.getLogger("agenttool")
+            logger.addHandler(logging.NullHandler())
+            _logger = logger
+        if _logger.isEnabledFor(level):
+            exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else None
+            _logger.log(level, "%s", message, exc_info=exc_info)
+    except Exception:  # noqa: BLE001, S110 - a broken handler never fails a call
+        pass
+
+
+_ERROR, _WARNING = 40, 30  # logging.ERROR and logging.WARNING, without importing logging
+
+
 # ---------------------------------------------------------------------------------------------
 # Meta: constraints and descriptions inside Annotated[...]
 # ---------------------------------------------------------------------------------------------
@@ -7724,15 +7752,19 @@ def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> 
     if not needed:
         return call
     if approver is None:
+        _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: there is no approver')
         raise ToolError(
             f'call to "{t.name}" needs approval and this host has no approver; it did not run'
         )
     try:
         answer = approver(Job(t, call))
     except BaseException as exc:  # noqa: BLE001 - an approver that fails denies
+        _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: its approver failed', exc)
         raise ToolError(
             f'call to "{t.name}" was denied: its approval failed, and it did not run'
         ) from exc
+    if answer is not True and not isinstance(answer, dict):
+        _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied by its approver')
     return _answered(t, call, answer)
 
 
@@ -8851,6 +8883,11 @@ class _Batch:
         for _, index, tool, seconds in expired:
             s = self.states[index]
             if s.finish(None, TimeoutError(f'tool "{tool}" timed out after {seconds:g} s')):
+                _log(
+                    _WARNING,
+                    f'tool "{tool}" (call "{self.jobs[index].call.id}") timed out after'
+                    f" {seconds:g} s",
+                )
                 assert s.cancellation is not None
                 s.cancellation.cancel()
                 if self.cancelled:
@@ -9278,8 +9315,13 @@ class Executor:
     def _failure(name: str, exc: BaseException) -> BaseException:
         """What a tool raised, as the job's error: an ``Exception`` as it is, anything else
         (``SystemExit``, ``KeyboardInterrupt``) as a :class:`ToolCrash` caused by it."""
+        scope = _scope.get()
+        where = f'tool "{name}" (call "{scope.call.id}")' if scope is not None else f'tool "{name}"'
         if isinstance(exc, Exception):
+            if not isinstance(exc, (ValidationError, ToolError, Cancelled)):
+                _log(_WARNING, f"{where} failed: {_exception_text(exc)}", exc)
             return exc
+        _log(_ERROR, f"{where} crashed: {_exception_text(exc)}", exc)
         crash = ToolCrash(name, exc)
         crash.__cause__ = exc
         return crash.with_traceback(exc.__traceback__)

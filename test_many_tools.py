@@ -4,6 +4,7 @@ them, and ToolSet.searchable for providers without tool search of their own."""
 from __future__ import annotations
 
 import json
+import os
 import unittest
 from typing import Any
 
@@ -11,6 +12,8 @@ import agenttool as at
 from test_agenttool import _conform, anthropic, limit_test_time, needs, openai, pydantic
 
 limit_test_time()
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def lookup(city: str, days: int = 1) -> str:
@@ -402,6 +405,110 @@ class TestPageableOutputs(unittest.TestCase):
     def test_pageable_refuses_a_second_read_output(self) -> None:
         with self.assertRaisesRegex(ValueError, 'already named "read_output"'):
             self.tools.pageable()
+
+
+class _Captured(list):  # type: ignore[type-arg]
+    """The records the "agenttool" logger emits while installed, at every level."""
+
+    def __enter__(self) -> _Captured:
+        import logging
+
+        class Keep(logging.Handler):
+            def emit(inner, record: logging.LogRecord) -> None:  # noqa: N805
+                self.append(record)
+
+        self.logger = logging.getLogger("agenttool")
+        self.handler = Keep(logging.DEBUG)
+        self.level = self.logger.level
+        self.logger.addHandler(self.handler)
+        self.logger.setLevel(logging.DEBUG)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.logger.removeHandler(self.handler)
+        self.logger.setLevel(self.level)
+
+
+class TestLogs(unittest.TestCase):
+    def run_one(self, t: at.Tool, **options: Any) -> None:
+        at.Executor(**options).results([at.Job(t, at.Call("c7", {}))])
+
+    def test_a_failing_tool_is_a_warning_with_its_traceback(self) -> None:
+        def broken() -> str:
+            raise ValueError("disk on fire")
+
+        with _Captured() as records:
+            self.run_one(at.new("", "", broken))
+        self.assertEqual([r.levelname for r in records], ["WARNING"])
+        self.assertEqual(
+            records[0].getMessage(), 'tool "broken" (call "c7") failed: ValueError: disk on fire'
+        )
+        self.assertIsNotNone(records[0].exc_info)
+
+    def test_a_crash_is_an_error(self) -> None:
+        def leaves() -> str:
+            raise SystemExit(3)
+
+        with _Captured() as records:
+            self.run_one(at.new("", "", leaves))
+        self.assertEqual([r.levelname for r in records], ["ERROR"])
+        self.assertIn("crashed: SystemExit: 3", records[0].getMessage())
+
+    def test_a_timeout_and_a_denial_are_warnings(self) -> None:
+        release = __import__("threading").Event()
+
+        def slow() -> str:
+            release.wait(10)
+            return ""
+
+        def guarded() -> str:
+            return ""
+
+        with _Captured() as records:
+            self.run_one(at.new("", "", slow, timeout=0.05))
+            release.set()
+            self.run_one(at.new("", "", guarded, needs_approval=True))
+            self.run_one(at.new("", "", guarded, needs_approval=True), approver=lambda job: "no")
+        messages = [(r.levelname, r.getMessage()) for r in records]
+        self.assertIn(("WARNING", 'tool "slow" (call "c7") timed out after 0.05 s'), messages)
+        self.assertIn(
+            ("WARNING", 'call "c7" of tool "guarded" denied: there is no approver'), messages
+        )
+        self.assertIn(("WARNING", 'call "c7" of tool "guarded" denied by its approver'), messages)
+
+    def test_nothing_is_logged_for_calls_that_go_well_or_are_the_models_mistake(self) -> None:
+        def fine(n: int) -> str:
+            return str(n)
+
+        def refuses() -> str:
+            raise at.ToolError("list users first")
+
+        with _Captured() as records:
+            tools = at.ToolSet([at.new("", "", fine), at.new("", "", refuses)])
+            tools.run([call("fine", {"n": 1}), call("fine", {"n": "x"}, "c2")])
+            tools.run([call("refuses", {}), call("missing", {}, "c3")])
+        self.assertEqual(records, [])
+
+    def test_without_logging_configured_nothing_reaches_stderr(self) -> None:
+        import subprocess
+        import sys
+        import textwrap
+
+        code = textwrap.dedent(
+            """
+            import logging, agenttool as at
+            def broken() -> str:
+                raise ValueError("x")
+            at.Executor().results([at.Job(at.new("", "", broken), at.Call("c"))])
+            assert "logging" in __import__("sys").modules
+            assert any(isinstance(h, logging.NullHandler)
+                       for h in logging.getLogger("agenttool").handlers)
+            """
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=HERE
+        )
+        self.assertEqual((done.returncode, done.stderr), (0, ""))
 
 
 if __name__ == "__main__":
