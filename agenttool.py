@@ -107,6 +107,8 @@ __all__ = [
     "allowed_callers_of",
     "namespace_of",
     "Namespace",
+    "is_cacheable",
+    "ResultCache",
     "FunctionTool",
     "tool",
     "new",
@@ -6453,6 +6455,12 @@ def namespace_of(t: Tool) -> Namespace | None:
     return namespace if isinstance(namespace, Namespace) else None
 
 
+def is_cacheable(t: Tool) -> bool:
+    """Whether the executor's result cache may answer the tool's calls (those its ``replay``
+    reads as :attr:`Replay.SAFE`); default no."""
+    return getattr(t, "cacheable", False) is True
+
+
 def _positive(value: Any, kinds: tuple[type, ...]) -> Any:
     """``value`` when it is a positive number of one of ``kinds`` (never a bool), else None."""
     if value is None:
@@ -6478,6 +6486,7 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "cache_control": cache_control_of,
     "allowed_callers": allowed_callers_of,
     "namespace": namespace_of,
+    "cacheable": is_cacheable,
 }
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""
@@ -6742,6 +6751,7 @@ class FunctionTool:
         timeout: float | None = None,
         max_output: int | None = None,
         pageable: bool | None = None,
+        cacheable: bool = False,
         parameters: dict[str, Any] | None = None,
         validate: bool | None = None,
         struct: bool = False,
@@ -6772,6 +6782,7 @@ class FunctionTool:
         self.needs_approval = needs_approval
         self.lenient = lenient
         self.pageable = pageable
+        self.cacheable = cacheable
         self.timeout = _option(f"tool {self.name!r}", "timeout", timeout, (int, float), "seconds")
         self.max_output = _option(
             f"tool {self.name!r}", "max_output", max_output, (int,), "characters"
@@ -7076,7 +7087,8 @@ def new(
     default), ``timeout`` (seconds a call may run), ``max_output`` (characters of output the
     model sees), ``pageable=True`` (a cut output can be read in slices through
     ``read_output``, see :meth:`ToolSet.pageable`; ``None`` leaves it to the executor's
-    default), ``closer``,
+    default), ``cacheable=True`` (the executor's result cache may answer its calls that
+    ``replay`` reads as SAFE), ``closer``,
     ``parameters`` (a supplied schema, then not validated unless ``validate=True``),
     ``validate=False`` (skip validation of the generated schema), ``struct=True`` (the
     function's one parameter is a dataclass or TypedDict whose schema is the root) and
@@ -8307,13 +8319,15 @@ class Job(_Value):
 
 class Event(_Value):
     """What the executor reports about job ``index``: a progress update (``final`` false,
-    ``result`` the update) or its one final outcome (``result`` or ``error``)."""
+    ``result`` the update) or its one final outcome (``result`` or ``error``); ``cached``
+    says a final result came from the executor's result cache, the tool not run."""
 
-    __slots__ = ("index", "final", "result", "error")
+    __slots__ = ("index", "final", "result", "error", "cached")
     index: int
     final: bool
     result: Result | None
     error: BaseException | None
+    cached: bool
 
     def __init__(
         self,
@@ -8321,11 +8335,13 @@ class Event(_Value):
         final: bool,
         result: Result | None = None,
         error: BaseException | None = None,
+        cached: bool = False,
     ) -> None:
         self.index = index
         self.final = final
         self.result = result
         self.error = error
+        self.cached = cached
 
 
 class _JobState:
@@ -8345,6 +8361,7 @@ class _JobState:
         "admitted",
         "returned",
         "taken",
+        "cached",
     )
 
     def __init__(self, index: int, batch: _Batch, alone: bool, resource: str) -> None:
@@ -8359,6 +8376,7 @@ class _JobState:
         self.admitted = False  # holds a place in its executor's bounds
         self.returned = False  # its tool is not running (any more, or ever)
         self.taken = False  # the consumer has its final event
+        self.cached = False  # its result came from the executor's cache
 
     def emit(self, result: Result) -> None:
         """A progress update.  A consumer that keeps up gets every one; for a slower one the
@@ -8383,7 +8401,7 @@ class _JobState:
             if self.finished:
                 return False
             self.finished = True
-        self.batch.post(Event(self.index, True, result, error))
+        self.batch.post(Event(self.index, True, result, error, self.cached))
         return True
 
 
@@ -8948,6 +8966,73 @@ def _wake(waiter: Any) -> None:
         waiter.set_result(None)
 
 
+# ----- the result cache ----------------------------------------------------------------------
+# Opt-in: Executor(cache=True) or cache=ResultCache(...).  A call is answered from the cache only
+# when its tool declares cacheable=True and its replay reads Replay.SAFE for those arguments; the
+# key is the tool's definition_hash and the RFC 8785 hash of its arguments object, so an edited
+# tool never answers from an old entry; only successful results are stored; the final event of
+# an answer from the cache has cached=True, and the tool did not run.  It is looked up once the
+# call is admitted, approved and started (on_start), so no policy is skipped.
+
+
+class ResultCache:
+    """An in-memory LRU of results: at most ``max_entries`` (1,024 by default), each kept
+    ``ttl`` seconds (300) after it was stored; safe to share between executors and threads."""
+
+    def __init__(self, max_entries: int = 1024, ttl: float = 300.0) -> None:
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+            raise ValueError(
+                f"agenttool: ResultCache: max_entries must be a positive int, got {max_entries!r}"
+            )
+        if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 1e9:
+            raise ValueError(
+                f"agenttool: ResultCache: ttl must be a positive number of seconds, got {ttl!r}"
+            )
+        self.max_entries = max_entries
+        self.ttl = float(ttl)
+        self._lock = threading.Lock()
+        self._entries: collections.OrderedDict[str, tuple[float, Result]] = (
+            collections.OrderedDict()
+        )
+
+    def get(self, key: str) -> Result | None:
+        """A copy of the result stored under ``key``, or ``None`` (absent or expired)."""
+        import time
+
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry[0] <= time.monotonic():
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+        return _copy_result(entry[1])
+
+    def put(self, key: str, result: Result) -> None:
+        """Store a copy of ``result`` under ``key``, dropping the least recently used beyond
+        the bound."""
+        import time
+
+        kept = _copy_result(result)
+        with self._lock:
+            self._entries[key] = (time.monotonic() + self.ttl, kept)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+
+def _copy_result(result: Result) -> Result:
+    """A copy no holder of ``result`` can change (outputs and structured values are nested)."""
+    import copy
+
+    return copy.deepcopy(result)
+
+
 class Executor:
     """Runs a batch of calls on threads (or, under :meth:`aexecute`, async tools as tasks on
     the caller's loop), with the ordering rules a model can rely on.
@@ -8968,6 +9053,9 @@ class Executor:
       ``max_output`` (characters) is the default limit on what the model sees of an output
       or an error message (:attr:`Result.full_output` keeps the whole); ``pageable=True``
       is the default for tools that do not set ``pageable``: see :meth:`ToolSet.pageable`.
+    - ``cache=True`` (or a :class:`ResultCache`) answers the calls of ``cacheable`` tools
+      whose ``replay`` reads SAFE from earlier successful results of the same definition and
+      arguments; such a final event has ``cached=True``.
     - ``on_start(job)`` runs on the job's thread once it has its slot and turn, with the call
       installed, before the tool; raising there completes the job with that error.
     - Every job completes exactly once, whatever its tool, its tool's properties or its
@@ -9001,6 +9089,7 @@ class Executor:
         timeout: float | None = None,
         max_output: int | None = None,
         pageable: bool = False,
+        cache: bool | ResultCache | None = None,
     ) -> None:
         _check_errors(errors)
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
@@ -9016,6 +9105,13 @@ class Executor:
         self.timeout = _option("Executor", "timeout", timeout, (int, float), "seconds")
         self.max_output = _option("Executor", "max_output", max_output, (int,), "characters")
         self.pageable = pageable
+        if cache is not None and not isinstance(cache, (bool, ResultCache)):
+            raise TypeError(
+                f"agenttool: Executor: cache must be True or a ResultCache, got {cache!r}"
+            )
+        self._result_cache = (
+            cache if isinstance(cache, ResultCache) else ResultCache() if cache else None
+        )
         self._bounds_now = _Bounds(self.max_parallel)
 
     def _bounds(self) -> _Bounds:
@@ -9206,6 +9302,12 @@ class Executor:
         call, name, timeout, limit = admitted
         job = batch.jobs[s.index]
         assert job.tool is not None
+        key = self._cache_key(job.tool, call)
+        if key is not None and self._result_cache is not None:
+            hit = self._result_cache.get(key)
+            if hit is not None:
+                s.cached = True
+                return hit, None
         if timeout:
             batch.arm(s, name, timeout)
         try:
@@ -9213,6 +9315,8 @@ class Executor:
         except BaseException as exc:  # noqa: BLE001 - SystemExit too: the job's failure
             return None, self._shown(self._failure(name, exc), name, limit)
         result, error = self._complete_job(name, returned, limit, self._pageable(job.tool))
+        if key is not None and result is not None and self._result_cache is not None:
+            self._result_cache.put(key, result)
         return result, error if error is None else self._shown(error, name, limit)
 
     async def _arun_job(self, batch: _Batch, s: _JobState) -> None:
@@ -9232,6 +9336,14 @@ class Executor:
                 assert isinstance(job.tool, FunctionTool)
                 if timeout:
                     batch.arm(s, name, timeout)
+                key = self._cache_key(job.tool, call)
+                cache = self._result_cache
+                hit = cache.get(key) if key is not None and cache is not None else None
+                if hit is not None:
+                    s.cached = True
+                    s.finish(hit, None)
+                    batch._returned(s)
+                    return
                 try:
                     value = job.tool._begin(call)
                     if inspect.isawaitable(value):
@@ -9245,6 +9357,8 @@ class Executor:
                     result, error = self._complete_job(name, done, limit, self._pageable(job.tool))
                     if error is not None:
                         error = self._shown(error, name, limit)
+                    elif key is not None and result is not None and cache is not None:
+                        cache.put(key, result)
         except BaseException as exc:  # noqa: BLE001 - the job still completes, once
             result, error = None, self._internal_failure(batch, s, exc)
         s.finish(result, error)
@@ -9325,6 +9439,22 @@ class Executor:
         crash = ToolCrash(name, exc)
         crash.__cause__ = exc
         return crash.with_traceback(exc.__traceback__)
+
+    def _cache_key(self, t: Tool, call: Call) -> str | None:
+        """The result cache's key for this call, or ``None`` when it may not be cached: no
+        cache, a tool not ``cacheable``, or arguments it does not read as ``Replay.SAFE``."""
+        if self._result_cache is None or not is_cacheable(t):
+            return None
+        try:
+            args = _parse_arguments(call.args)
+            if replay_of(t, args) is not Replay.SAFE:
+                return None
+            import hashlib
+
+            digest = hashlib.sha256(_jcs(args).encode("utf-8")).hexdigest()
+            return f"{definition_hash(t)} sha256:{digest}"
+        except Exception:  # noqa: BLE001 - arguments it cannot read run and fail as usual
+            return None
 
     def _pageable(self, t: Tool) -> bool:
         """Whether a cut output of ``t`` is kept for ``read_output``: its own ``pageable``,

@@ -2221,6 +2221,7 @@ SAMPLES: dict[str, Any] = {
     "cache_control": {"type": "ephemeral"},
     "allowed_callers": ["direct"],
     "namespace": at.Namespace("crm", "Customer records"),
+    "cacheable": True,
 }
 # The readers that take the call's arguments besides the tool.
 ARG_READERS = (at.confined_by, at.replay_of, at.needs_approval_of)

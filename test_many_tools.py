@@ -511,5 +511,134 @@ class TestLogs(unittest.TestCase):
         self.assertEqual((done.returncode, done.stderr), (0, ""))
 
 
+class TestResultCache(unittest.TestCase):
+    def setUp(self) -> None:
+        self.runs: list[str] = []
+
+        def price(item: str) -> str:
+            """The price of an item."""
+            self.runs.append(item)
+            return f"{item}: 3 EUR"
+
+        self.price = price
+
+    def tool(self, **options: Any) -> at.Tool:
+        options.setdefault("cacheable", True)
+        options.setdefault("replay", at.Replay.SAFE)
+        return at.new("", "", self.price, **options)
+
+    def finals(self, executor: at.Executor, t: at.Tool, args: Any) -> at.Event:
+        events = [e for e in executor.execute([at.Job(t, at.Call("c", args))]) if e.final]
+        return events[0]
+
+    def test_a_safe_cacheable_call_is_answered_from_the_cache(self) -> None:
+        executor, t = at.Executor(cache=True), self.tool()
+        first = self.finals(executor, t, {"item": "tea"})
+        second = self.finals(executor, t, '{"item": "tea"}')
+        self.assertEqual(self.runs, ["tea"])
+        self.assertFalse(first.cached)
+        self.assertTrue(second.cached)
+        assert second.result is not None
+        self.assertEqual(second.result.output, "tea: 3 EUR")
+        other = self.finals(executor, t, {"item": "milk"})
+        self.assertFalse(other.cached)
+        self.assertEqual(self.runs, ["tea", "milk"])
+
+    def test_only_a_tool_that_is_cacheable_and_reads_safe_is_cached(self) -> None:
+        for t in (
+            self.tool(cacheable=False),
+            self.tool(replay=at.Replay.KEYED),
+            self.tool(replay=lambda args: at.Replay.SAFE if args["item"] != "tea" else "?"),
+        ):
+            self.runs.clear()
+            executor = at.Executor(cache=True)
+            for _ in range(2):
+                self.assertFalse(self.finals(executor, t, {"item": "tea"}).cached)
+            self.assertEqual(self.runs, ["tea", "tea"])
+
+    def test_an_edited_tool_never_answers_from_an_old_entry(self) -> None:
+        cache = at.ResultCache()
+        self.finals(at.Executor(cache=cache), self.tool(), {"item": "tea"})
+        edited = at.new(
+            "", "The price of an item, in cents.", self.price, cacheable=True, replay=at.Replay.SAFE
+        )
+        self.assertFalse(self.finals(at.Executor(cache=cache), edited, {"item": "tea"}).cached)
+        self.assertTrue(self.finals(at.Executor(cache=cache), self.tool(), {"item": "tea"}).cached)
+
+    def test_failures_are_never_stored(self) -> None:
+        attempts: list[int] = []
+
+        def flaky(n: int) -> str:
+            attempts.append(n)
+            if len(attempts) == 1:
+                raise ValueError("try again")
+            return "ok"
+
+        t = at.new("", "", flaky, cacheable=True, replay=at.Replay.SAFE)
+        executor = at.Executor(cache=True)
+        self.assertIsNotNone(self.finals(executor, t, {"n": 1}).error)
+        self.assertEqual(self.finals(executor, t, {"n": 1}).result.output, "ok")  # type: ignore[union-attr]
+        self.assertTrue(self.finals(executor, t, {"n": 1}).cached)
+        self.assertIsNotNone(self.finals(executor, t, {"n": "x"}).error)  # invalid: runs, fails
+
+    def test_no_policy_is_skipped_by_a_cached_answer(self) -> None:
+        asked: list[str] = []
+        executor = at.Executor(cache=True, approver=lambda job: asked.append(job.call.id) or True)
+        t = self.tool(needs_approval=True)
+        self.finals(executor, t, {"item": "tea"})
+        self.assertTrue(self.finals(executor, t, {"item": "tea"}).cached)
+        self.assertEqual(asked, ["c", "c"])
+
+    def test_a_cached_result_is_a_copy(self) -> None:
+        def listing() -> list[str]:
+            return ["a", "b"]
+
+        t = at.new("", "", listing, cacheable=True, replay=at.Replay.SAFE)
+        executor = at.Executor(cache=True)
+        first = self.finals(executor, t, {})
+        assert first.result is not None and first.result.structured is not None
+        first.result.structured.append("mutated")
+        second = self.finals(executor, t, {})
+        self.assertEqual(second.result.structured, ["a", "b"])  # type: ignore[union-attr]
+
+    def test_the_cache_is_bounded_and_entries_expire(self) -> None:
+        cache = at.ResultCache(max_entries=2, ttl=300)
+        for key in "abc":
+            cache.put(key, at.text(key))
+        self.assertEqual(len(cache), 2)
+        self.assertIsNone(cache.get("a"))
+        expired = at.ResultCache(ttl=1e-9)
+        expired.put("k", at.text("v"))
+        self.assertIsNone(expired.get("k"))
+        for bad in ({"max_entries": 0}, {"ttl": float("inf")}, {"ttl": -1}):
+            with self.assertRaises(ValueError):
+                at.ResultCache(**bad)  # type: ignore[arg-type]
+        with self.assertRaisesRegex(TypeError, "cache must be True or a ResultCache"):
+            at.Executor(cache="yes")  # type: ignore[arg-type]
+
+    def test_async_tools_are_cached_under_aexecute(self) -> None:
+        import asyncio
+
+        runs: list[int] = []
+
+        async def fetch(n: int) -> str:
+            runs.append(n)
+            return str(n)
+
+        t = at.new("", "", fetch, cacheable=True, replay=at.Replay.SAFE)
+        executor = at.Executor(cache=True)
+
+        async def go() -> list[bool]:
+            seen = []
+            for _ in range(2):
+                async for e in executor.aexecute([at.Job(t, at.Call("c", {"n": 4}))]):
+                    if e.final:
+                        seen.append(e.cached)
+            return seen
+
+        self.assertEqual(asyncio.run(go()), [False, True])
+        self.assertEqual(runs, [4])
+
+
 if __name__ == "__main__":
     unittest.main()
