@@ -7434,7 +7434,8 @@ def retrying(
             call = _swap_call(Call(call.id, call.args, uuid.uuid4().hex, call.on_update))
         for attempt in range(1, attempts + 1):
             try:
-                return t.execute(call)
+                with _child_span(f"attempt {attempt} of {t.name}", {"agenttool.attempt": attempt}):
+                    return t.execute(call)
             except (ValidationError, Cancelled):
                 raise
             except on as exc:
@@ -7769,7 +7770,8 @@ def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> 
             f'call to "{t.name}" needs approval and this host has no approver; it did not run'
         )
     try:
-        answer = approver(Job(t, call))
+        with _child_span(f"approve {t.name}", {_GENAI["call_id"]: call.id}):
+            answer = approver(Job(t, call))
     except BaseException as exc:  # noqa: BLE001 - an approver that fails denies
         _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: its approver failed', exc)
         raise ToolError(
@@ -7806,20 +7808,29 @@ def _check_rule(names: list[str], what: str) -> None:
 
 
 class _RunValues:
-    """``with _RunValues(inject):`` gives a run's ``inject`` values, over the executor's, to
-    the batch started inside the block (it copies the context it starts in)."""
+    """``with _RunValues(inject, tracer):`` gives a run's ``inject`` values, over the
+    executor's, and its tracer to the batch started inside the block (it copies the context
+    it starts in)."""
 
-    def __init__(self, values: collections.abc.Mapping[str, Any] | None) -> None:
+    def __init__(
+        self, values: collections.abc.Mapping[str, Any] | None, tracer: Any = None
+    ) -> None:
         self.values = values
+        self.tracer = tracer
         self.token: contextvars.Token[collections.abc.Mapping[str, Any]] | None = None
+        self.tracer_token: contextvars.Token[Any] | None = None
 
     def __enter__(self) -> None:
         if self.values:
             self.token = _run_inject.set({**_run_inject.get(), **self.values})
+        if self.tracer is not None:
+            self.tracer_token = _run_tracer.set(self.tracer)
 
     def __exit__(self, *exc: object) -> None:
         if self.token is not None:
             _run_inject.reset(self.token)
+        if self.tracer_token is not None:
+            _run_tracer.reset(self.tracer_token)
 
 
 class _Run:
@@ -8060,6 +8071,7 @@ class ToolSet(list[Tool]):
         inject: collections.abc.Mapping[str, Any] | None = None,
         errors: ErrorPolicy | None = None,
         approvals: collections.abc.Mapping[str, Any] | None = None,
+        tracer: Any = None,
     ) -> RunOutput:
         """Run a model's tool calls and return the output items to send back, in call order.
 
@@ -8074,12 +8086,13 @@ class ToolSet(list[Tool]):
         ``approvals`` (a dict, even empty) the run pauses instead of asking the executor's
         approver: a call needing approval runs only when ``approvals`` holds an answer under
         its hash, and otherwise gets no output item and is listed in the result's
-        ``pending``; send ``[p.item for p in pending]`` again with the answers.
+        ``pending``; send ``[p.item for p in pending]`` again with the answers.  ``tracer``
+        traces this run's calls, over the executor's (see :class:`Executor`).
         """
         _check_errors(errors)
         runner = executor or Executor()
         run = self._prepare(calls, format, runner, approvals)
-        with _RunValues(inject):
+        with _RunValues(inject, tracer):
             results, failures = runner.results(run.jobs)
         return run.items(results, failures, errors)
 
@@ -8092,6 +8105,7 @@ class ToolSet(list[Tool]):
         inject: collections.abc.Mapping[str, Any] | None = None,
         errors: ErrorPolicy | None = None,
         approvals: collections.abc.Mapping[str, Any] | None = None,
+        tracer: Any = None,
     ) -> RunOutput:
         """:meth:`run` for an asyncio host: the same output items (and ``pending``), the batch
         run through :meth:`Executor.aexecute` (``async def`` tools as tasks on the running
@@ -8101,7 +8115,7 @@ class ToolSet(list[Tool]):
         run = self._prepare(calls, format, runner, approvals)
         results: list[Result | None] = [None] * len(run.jobs)
         failures: list[BaseException | None] = [None] * len(run.jobs)
-        with _RunValues(inject):
+        with _RunValues(inject, tracer):
             async for event in runner.aexecute(run.jobs):
                 if event.final:
                     results[event.index] = event.result
@@ -8966,6 +8980,118 @@ def _wake(waiter: Any) -> None:
         waiter.set_result(None)
 
 
+# ----- traces --------------------------------------------------------------------------------
+# Executor(tracer=...) and ToolSet.run/arun(..., tracer=...) take any object shaped like an
+# OpenTelemetry Tracer (its start_as_current_span); nothing is imported.  Each call gets one
+# span, "execute_tool <tool name>", from its turn to its outcome and current throughout, so
+# the approver's span, each retry attempt and the tool's own spans nest under it, on a pool
+# thread and on the caller's loop alike.  Its attributes follow the GenAI conventions, named
+# once in _GENAI; record_content=True adds the arguments and the result the model reads, each
+# cut to _SPAN_CONTENT_LIMIT characters (they may hold secrets, so only when asked).  A
+# failure sets error.type (the exception's class; "TimeoutError" when the deadline ended the
+# call) and the span's status, through opentelemetry.trace when the tracer's process has it.
+
+_GENAI = {
+    "operation": "gen_ai.operation.name",
+    "tool_name": "gen_ai.tool.name",
+    "call_id": "gen_ai.tool.call.id",
+    "description": "gen_ai.tool.description",
+    "tool_type": "gen_ai.tool.type",
+    "arguments": "gen_ai.tool.call.arguments",
+    "result": "gen_ai.tool.call.result",
+    "error": "error.type",
+}
+_SPAN_CONTENT_LIMIT = 4000
+
+# The tracer a job runs under, for the spans of what happens inside its call (the approver,
+# retry attempts); set in the job's own context only.
+_tracing: contextvars.ContextVar[Any] = contextvars.ContextVar("agenttool_tracing", default=None)
+# The tracer ToolSet.run(..., tracer=...) gives the batch it runs, over its executor's.
+_run_tracer: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "agenttool_run_tracer", default=None
+)
+
+
+class _NoSpan:
+    """The context manager of a span nobody records."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _child_span(name: str, attributes: dict[str, Any] | None = None) -> Any:
+    """A span under the running call's, when the call is traced; else nothing."""
+    tracer = _tracing.get()
+    if tracer is None:
+        return _NoSpan()
+    return tracer.start_as_current_span(name, attributes=attributes or {})
+
+
+def _error_type(exc: BaseException) -> str:
+    kind = type(exc)
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+
+
+def _span_text(value: Any) -> str:
+    text = value if isinstance(value, str) else _dumps(value)
+    return _cut_middle(text, _SPAN_CONTENT_LIMIT)
+
+
+def _call_span(tracer: Any, job: Job, record_content: bool) -> Any:
+    """The context manager of a call's span, its attributes set (see "traces")."""
+    name = _safe_name(job.tool)
+    attributes: dict[str, Any] = {
+        _GENAI["operation"]: "execute_tool",
+        _GENAI["tool_name"]: name,
+        _GENAI["call_id"]: job.call.id,
+        _GENAI["tool_type"]: "function",
+    }
+    description = getattr(job.tool, "description", "")
+    if isinstance(description, str) and description:
+        attributes[_GENAI["description"]] = description
+    if record_content:
+        args = job.call.args
+        attributes[_GENAI["arguments"]] = _span_text(
+            args.decode("utf-8", "replace") if isinstance(args, bytes) else args or {}
+        )
+    return tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes)
+
+
+def _end_span(
+    span: Any, s: _JobState, result: Result | None, error: BaseException | None, content: bool
+) -> None:
+    """Record a call's outcome on its span: the error's type and the status, the result."""
+    try:
+        if s.finished and error is None:  # the deadline completed the call meanwhile
+            error = TimeoutError("the call's deadline passed")
+        if error is not None:
+            span.set_attribute(_GENAI["error"], _error_type(error))
+            trace = sys.modules.get("opentelemetry.trace")
+            if trace is not None:
+                span.set_status(trace.Status(trace.StatusCode.ERROR, error_message(error)))
+        if content:
+            shown = error_result(error) if error is not None else result
+            if shown is not None:
+                span.set_attribute(_GENAI["result"], _span_text(shown.output))
+    except Exception:  # noqa: BLE001, S110 - a span that cannot record never fails a call
+        pass
+
+
+def _safe_name(t: Tool | None) -> str:
+    try:
+        name = t.name if t is not None else ""
+        return name if isinstance(name, str) else ""
+    except Exception:  # noqa: BLE001 - its call fails on it later, as one job
+        return ""
+
+
 # ----- the result cache ----------------------------------------------------------------------
 # Opt-in: Executor(cache=True) or cache=ResultCache(...).  A call is answered from the cache only
 # when its tool declares cacheable=True and its replay reads Replay.SAFE for those arguments; the
@@ -9056,6 +9182,9 @@ class Executor:
     - ``cache=True`` (or a :class:`ResultCache`) answers the calls of ``cacheable`` tools
       whose ``replay`` reads SAFE from earlier successful results of the same definition and
       arguments; such a final event has ``cached=True``.
+    - ``tracer`` (an OpenTelemetry ``Tracer``, or anything with its ``start_as_current_span``)
+      gives each call an ``execute_tool <name>`` span with the GenAI conventions' attributes;
+      ``record_content=True`` adds the arguments and the result.
     - ``on_start(job)`` runs on the job's thread once it has its slot and turn, with the call
       installed, before the tool; raising there completes the job with that error.
     - Every job completes exactly once, whatever its tool, its tool's properties or its
@@ -9090,6 +9219,8 @@ class Executor:
         max_output: int | None = None,
         pageable: bool = False,
         cache: bool | ResultCache | None = None,
+        tracer: Any = None,
+        record_content: bool = False,
     ) -> None:
         _check_errors(errors)
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
@@ -9105,6 +9236,8 @@ class Executor:
         self.timeout = _option("Executor", "timeout", timeout, (int, float), "seconds")
         self.max_output = _option("Executor", "max_output", max_output, (int,), "characters")
         self.pageable = pageable
+        self.tracer = tracer
+        self.record_content = record_content
         if cache is not None and not isinstance(cache, (bool, ResultCache)):
             raise TypeError(
                 f"agenttool: Executor: cache must be True or a ResultCache, got {cache!r}"
@@ -9277,11 +9410,28 @@ class Executor:
     def _perform(self, batch: _Batch, s: _JobState) -> None:
         """Run one job on this thread and complete it; nothing raised gets past here."""
         try:
-            result, error = batch.context.copy().run(self._run_job, batch, s)
+            result, error = batch.context.copy().run(self._traced_job, batch, s)
         except BaseException as exc:  # noqa: BLE001 - the job still completes, once
             result, error = None, self._internal_failure(batch, s, exc)
         s.finish(result, error)
         batch._returned(s)
+
+    def _traced_job(
+        self, batch: _Batch, s: _JobState
+    ) -> tuple[Result | None, BaseException | None]:
+        """:meth:`_run_job`, inside the call's span when a tracer is given (see "traces")."""
+        tracer = self.tracer or _run_tracer.get()
+        if tracer is None:
+            return self._run_job(batch, s)
+        content = self.record_content
+        with _call_span(tracer, batch.jobs[s.index], content) as span:
+            token = _tracing.set(tracer)
+            try:
+                result, error = self._run_job(batch, s)
+            finally:
+                _tracing.reset(token)
+            _end_span(span, s, result, error, content)
+        return result, error
 
     def _run_job(self, batch: _Batch, s: _JobState) -> tuple[Result | None, BaseException | None]:
         """The per-job pipeline, for a tool run on this thread.  In order, each step that
@@ -9321,48 +9471,62 @@ class Executor:
 
     async def _arun_job(self, batch: _Batch, s: _JobState) -> None:
         """Steps 1 to 3 of :meth:`_run_job` for an ``async def`` tool, as a task on the
-        caller's loop; cancelling the task (cancel, timeout) completes the job as cancelled."""
-        import asyncio
-
-        result: Result | None = None
+        caller's loop (inside the call's span when traced); cancelling the task (cancel,
+        timeout) completes the job as cancelled."""
+        result: Result | None
         error: BaseException | None
         try:
-            admitted = self._admit_job(batch, s)
-            if isinstance(admitted, BaseException):
-                error = admitted
+            tracer = self.tracer or _run_tracer.get()
+            if tracer is None:
+                result, error = await self._arun_steps(batch, s)
             else:
-                call, name, timeout, limit = admitted
-                job = batch.jobs[s.index]
-                assert isinstance(job.tool, FunctionTool)
-                if timeout:
-                    batch.arm(s, name, timeout)
-                key = self._cache_key(job.tool, call)
-                cache = self._result_cache
-                hit = cache.get(key) if key is not None and cache is not None else None
-                if hit is not None:
-                    s.cached = True
-                    s.finish(hit, None)
-                    batch._returned(s)
-                    return
-                try:
-                    value = job.tool._begin(call)
-                    if inspect.isawaitable(value):
-                        value = await value
-                    done = job.tool._result(value)
-                except asyncio.CancelledError:
-                    result, error = None, Cancelled(f'call "{job.call.id}" was cancelled')
-                except BaseException as exc:  # noqa: BLE001 - the job's failure
-                    result, error = None, self._shown(self._failure(name, exc), name, limit)
-                else:
-                    result, error = self._complete_job(name, done, limit, self._pageable(job.tool))
-                    if error is not None:
-                        error = self._shown(error, name, limit)
-                    elif key is not None and result is not None and cache is not None:
-                        cache.put(key, result)
+                content = self.record_content
+                with _call_span(tracer, batch.jobs[s.index], content) as span:
+                    token = _tracing.set(tracer)
+                    try:
+                        result, error = await self._arun_steps(batch, s)
+                    finally:
+                        _tracing.reset(token)
+                    _end_span(span, s, result, error, content)
         except BaseException as exc:  # noqa: BLE001 - the job still completes, once
             result, error = None, self._internal_failure(batch, s, exc)
         s.finish(result, error)
         batch._returned(s)
+
+    async def _arun_steps(
+        self, batch: _Batch, s: _JobState
+    ) -> tuple[Result | None, BaseException | None]:
+        import asyncio
+
+        admitted = self._admit_job(batch, s)
+        if isinstance(admitted, BaseException):
+            return None, admitted
+        call, name, timeout, limit = admitted
+        job = batch.jobs[s.index]
+        assert isinstance(job.tool, FunctionTool)
+        key = self._cache_key(job.tool, call)
+        cache = self._result_cache
+        hit = cache.get(key) if key is not None and cache is not None else None
+        if hit is not None:
+            s.cached = True
+            return hit, None
+        if timeout:
+            batch.arm(s, name, timeout)
+        try:
+            value = job.tool._begin(call)
+            if inspect.isawaitable(value):
+                value = await value
+            done = job.tool._result(value)
+        except asyncio.CancelledError:
+            return None, Cancelled(f'call "{job.call.id}" was cancelled')
+        except BaseException as exc:  # noqa: BLE001 - the job's failure
+            return None, self._shown(self._failure(name, exc), name, limit)
+        result, error = self._complete_job(name, done, limit, self._pageable(job.tool))
+        if error is not None:
+            return None, self._shown(error, name, limit)
+        if key is not None and result is not None and cache is not None:
+            cache.put(key, result)
+        return result, None
 
     def _admit_job(
         self, batch: _Batch, s: _JobState

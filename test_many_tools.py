@@ -640,5 +640,181 @@ class TestResultCache(unittest.TestCase):
         self.assertEqual(runs, [4])
 
 
+try:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+except ImportError:  # pragma: no cover - CI has it
+    TracerProvider = None
+
+
+class _FakeSpan:
+    def __init__(self, name: str, attributes: dict[str, Any], log: list[Any]) -> None:
+        self.name, self.attributes, self.log = name, dict(attributes), log
+
+    def __enter__(self) -> _FakeSpan:
+        self.log.append(("start", self.name))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.log.append(("end", self.name))
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self.attributes[key] = value
+
+
+class _FakeTracer:
+    """Only the shape the core relies on: start_as_current_span(name, attributes=...)."""
+
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+        self.spans: list[_FakeSpan] = []
+
+    def start_as_current_span(self, name: str, attributes: Any = None) -> _FakeSpan:
+        span = _FakeSpan(name, attributes or {}, self.log)
+        self.spans.append(span)
+        return span
+
+
+class TestTracesWithAnyTracer(unittest.TestCase):
+    def test_a_tracer_of_the_shape_needs_no_opentelemetry(self) -> None:
+        def greet(name: str) -> str:
+            """Say hello."""
+            return f"hello {name}"
+
+        tracer = _FakeTracer()
+        tools = at.ToolSet([at.new("", "", greet)])
+        out = tools.run([call("greet", {"name": "ada"})], tracer=tracer)
+        self.assertEqual(out[0]["output"], "hello ada")
+        (span,) = tracer.spans
+        self.assertEqual(span.name, "execute_tool greet")
+        self.assertEqual(
+            span.attributes,
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "greet",
+                "gen_ai.tool.call.id": "c1",
+                "gen_ai.tool.type": "function",
+                "gen_ai.tool.description": "Say hello.",
+            },
+        )
+        self.assertEqual(
+            tracer.log, [("start", "execute_tool greet"), ("end", "execute_tool greet")]
+        )
+
+    def test_without_a_tracer_nothing_is_traced(self) -> None:
+        def noop() -> str:
+            return ""
+
+        tracer = _FakeTracer()
+        at.ToolSet([at.new("", "", noop)]).run([call("noop", {})])
+        at.Executor().results([at.Job(at.new("", "", noop), at.Call("c"))])
+        self.assertEqual(tracer.spans, [])
+
+
+@needs(TracerProvider is not None, "opentelemetry-sdk is not installed")
+class TestTracesWithOpenTelemetry(unittest.TestCase):
+    def setUp(self) -> None:
+        self.exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.tracer = provider.get_tracer("test")
+
+    def spans(self) -> dict[str, Any]:
+        return {span.name: span for span in self.exporter.get_finished_spans()}
+
+    def test_the_tools_own_spans_nest_under_the_call_on_threads_and_on_the_loop(self) -> None:
+        import asyncio
+
+        tracer = self.tracer
+
+        def on_thread() -> str:
+            with tracer.start_as_current_span("inner thread"):
+                return "t"
+
+        async def on_loop() -> str:
+            with tracer.start_as_current_span("inner loop"):
+                await asyncio.sleep(0)
+                return "l"
+
+        tools = at.ToolSet([at.new("", "", on_thread), at.new("", "", on_loop)])
+        calls = [call("on_thread", {}, "c1"), call("on_loop", {}, "c2")]
+        asyncio.run(tools.arun(calls, tracer=tracer))
+        spans = self.spans()
+        for tool, inner in (("on_thread", "inner thread"), ("on_loop", "inner loop")):
+            outer = spans[f"execute_tool {tool}"]
+            self.assertEqual(spans[inner].parent.span_id, outer.context.span_id, tool)
+            self.assertEqual(outer.attributes["gen_ai.tool.name"], tool)
+
+    def test_the_approver_and_each_retry_attempt_are_children(self) -> None:
+        attempts: list[int] = []
+
+        def flaky() -> str:
+            attempts.append(1)
+            if len(attempts) < 2:
+                raise ConnectionError("try again")
+            return "ok"
+
+        t = at.retrying(
+            at.new("", "", flaky, needs_approval=True, replay=at.Replay.SAFE), backoff=0
+        )
+        executor = at.Executor(approver=lambda job: True, tracer=self.tracer)
+        results, errors = executor.results([at.Job(t, at.Call("c9"))])
+        self.assertEqual((results[0].output, errors[0]), ("ok", None))  # type: ignore[union-attr]
+        spans = self.spans()
+        outer = spans["execute_tool flaky"]
+        for child in ("approve flaky", "attempt 1 of flaky", "attempt 2 of flaky"):
+            self.assertEqual(spans[child].parent.span_id, outer.context.span_id, child)
+        self.assertEqual(spans["attempt 1 of flaky"].status.status_code.name, "ERROR")
+
+    def test_a_failure_sets_error_type_and_the_status(self) -> None:
+        def broken() -> str:
+            raise KeyError("x")
+
+        release = __import__("threading").Event()
+
+        def hangs() -> str:
+            release.wait(10)
+            return ""
+
+        executor = at.Executor(tracer=self.tracer)
+        executor.results([at.Job(at.new("", "", broken), at.Call("c1"))])
+        executor.results([at.Job(at.new("", "", hangs, timeout=0.05), at.Call("c2"))])
+        release.set()
+        for _ in range(200):  # the timed-out tool's span ends when the tool returns
+            if "execute_tool hangs" in self.spans():
+                break
+            __import__("time").sleep(0.01)
+        spans = self.spans()
+        self.assertEqual(spans["execute_tool broken"].attributes["error.type"], "KeyError")
+        self.assertEqual(spans["execute_tool broken"].status.status_code.name, "ERROR")
+        self.assertEqual(spans["execute_tool hangs"].attributes["error.type"], "TimeoutError")
+
+    def test_content_only_when_asked_and_cut(self) -> None:
+        def echo(text: str) -> str:
+            return text
+
+        long = "x" * 10_000
+        for record in (False, True):
+            self.exporter.clear()
+            executor = at.Executor(tracer=self.tracer, record_content=record)
+            executor.results([at.Job(at.new("", "", echo), at.Call("c", {"text": long}))])
+            attributes = self.spans()["execute_tool echo"].attributes
+            if not record:
+                self.assertNotIn("gen_ai.tool.call.arguments", attributes)
+                self.assertNotIn("gen_ai.tool.call.result", attributes)
+                continue
+            self.assertIn("characters cut", attributes["gen_ai.tool.call.arguments"])
+            self.assertLessEqual(len(attributes["gen_ai.tool.call.result"]), 4100)
+            self.assertTrue(attributes["gen_ai.tool.call.result"].startswith("xxx"))
+
+    def test_nothing_is_recorded_without_a_tracer(self) -> None:
+        def noop() -> str:
+            return ""
+
+        at.ToolSet([at.new("", "", noop)]).run([call("noop", {})])
+        self.assertEqual(self.exporter.get_finished_spans(), ())
+
+
 if __name__ == "__main__":
     unittest.main()
