@@ -101,6 +101,14 @@ __all__ = [
     "needs_approval_of",
     "timeout_of",
     "max_output_of",
+    "defer_loading_of",
+    "input_examples_of",
+    "cache_control_of",
+    "allowed_callers_of",
+    "namespace_of",
+    "Namespace",
+    "is_cacheable",
+    "ResultCache",
     "FunctionTool",
     "tool",
     "new",
@@ -183,6 +191,34 @@ class _Frozen(_Value):
     def __hash__(self) -> int:  # type: ignore[override]
         # by repr, because a field may hold a list (Meta.examples)
         return hash(tuple(repr(getattr(self, k)) for k in self.__slots__))
+
+
+# Logs go to logging.getLogger("agenttool"), which has a NullHandler (as a library's logger
+# should), so nothing shows until the host configures logging.  What is logged: a tool's crash
+# (a BaseException) at ERROR and its other failures at WARNING, each with its traceback; a
+# timeout and a denial at WARNING.  Nothing is logged per call at INFO or below.  The logging
+# module is imported on the first such event, never at import.
+_logger: Any = None
+
+
+def _log(level: int, message: str, exc: BaseException | None = None) -> None:
+    """Log ``message`` (with ``exc``'s traceback) on the "agenttool" logger; never raises."""
+    global _logger
+    try:
+        if _logger is None:
+            import logging
+
+            logger = logging.getLogger("agenttool")
+            logger.addHandler(logging.NullHandler())
+            _logger = logger
+        if _logger.isEnabledFor(level):
+            exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else None
+            _logger.log(level, "%s", message, exc_info=exc_info)
+    except Exception:  # noqa: BLE001, S110 - a broken handler never fails a call
+        pass
+
+
+_ERROR, _WARNING = 40, 30  # logging.ERROR and logging.WARNING, without importing logging
 
 
 # ---------------------------------------------------------------------------------------------
@@ -5930,28 +5966,33 @@ def _safe_str(value: object) -> str:
         return _STR_FAILED
 
 
-def _cut_middle(text: str, limit: int) -> str:
+def _cut_middle(text: str, limit: int, pageable: bool = False) -> str:
     """``text`` with at most ``limit`` of its characters: the head and the tail around a
-    marker that says how many characters were cut from the middle."""
+    marker that says how many characters were cut from the middle (and, when ``pageable``,
+    the ``read_output`` call that reads them)."""
     if len(text) <= limit:
         return text
     head = (limit + 1) // 2
     tail = text[len(text) - (limit - head) :] if limit > head else ""
-    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{tail}"
+    cut = f"{len(text) - limit} characters cut"
+    if pageable:
+        handle = _pages.put(text, limit)
+        cut += f'; {_READ_OUTPUT}(handle="{handle}", offset={head}) reads them'
+    return f"{text[:head]}\n[... {cut} ...]\n{tail}"
 
 
-def _limit_output(result: Result, limit: int) -> Result:
+def _limit_output(result: Result, limit: int, pageable: bool = False) -> Result:
     """``result`` with its text cut to ``limit`` characters (each text part on its own for a
     list of parts), the uncut output kept as ``full_output``; ``result`` itself when nothing
-    needs cutting."""
+    needs cutting.  ``pageable`` keeps each cut text for ``read_output``."""
     out = result.output
     if isinstance(out, str):
         if len(out) <= limit:
             return result
-        cut: str | list[Part] = _cut_middle(out, limit)
+        cut: str | list[Part] = _cut_middle(out, limit, pageable)
     else:
         cut = [
-            {**p, "text": _cut_middle(p["text"], limit)}
+            {**p, "text": _cut_middle(p["text"], limit, pageable)}
             if isinstance(p.get("text"), str) and len(p["text"]) > limit
             else p
             for p in out
@@ -5966,6 +6007,91 @@ def _limit_output(result: Result, limit: int) -> Result:
 def error_result(exc: BaseException) -> Result:
     """The result the model sees for a failure: ``Error: <message>``, exactly once."""
     return Result("Error: " + error_message(exc))
+
+
+# ----- pageable outputs ----------------------------------------------------------------------
+# Opt-in (pageable=True on a tool, Executor(pageable=True) the default for tools that do not set
+# it): when max_output cuts a text, the whole text is kept under a handle the cut marker names,
+# and the companion tool read_output(handle, offset, length) (added by ToolSet.pageable())
+# returns any slice of it, at most the limit it was cut to.  Handles live in one process-wide
+# store: at most 256 texts and 64 Mi characters, each kept an hour after its last read, the least
+# recently used dropped first; a handle that is gone is refused saying so.
+
+_READ_OUTPUT = "read_output"
+
+
+class _OutputPages:
+    """The bounded store of cut texts behind ``read_output`` handles."""
+
+    def __init__(self, max_texts: int, max_chars: int, lifetime: float) -> None:
+        self.max_texts = max_texts
+        self.max_chars = max_chars
+        self.lifetime = lifetime
+        self._lock = threading.Lock()
+        self._texts: collections.OrderedDict[str, tuple[str, int, float]] = (
+            collections.OrderedDict()
+        )
+        self._chars = 0
+
+    def put(self, text: str, limit: int) -> str:
+        """Keep ``text`` (cut to ``limit`` for the model) and return its new handle."""
+        import time
+
+        handle = "out_" + os.urandom(8).hex()
+        with self._lock:
+            self._texts[handle] = (text, limit, time.monotonic() + self.lifetime)
+            self._chars += len(text)
+            self._evict(time.monotonic())
+        return handle
+
+    def read(self, handle: str) -> tuple[str, int]:
+        """The text and limit under ``handle``; a :class:`ToolError` once it is gone."""
+        import time
+
+        now = time.monotonic()
+        with self._lock:
+            self._evict(now)
+            entry = self._texts.get(handle)
+            if entry is None:
+                raise ToolError(
+                    f'no output under handle "{handle}": it was never made, or it is gone'
+                    f" (outputs are kept {self.lifetime / 60:g} minutes after their last read,"
+                    f" {self.max_texts} at most)"
+                )
+            self._texts[handle] = (entry[0], entry[1], now + self.lifetime)
+            self._texts.move_to_end(handle)
+        return entry[0], entry[1]
+
+    def _evict(self, now: float) -> None:
+        """Drop the expired texts, then the least recently read while over a bound."""
+        texts = self._texts
+        for handle in [h for h, (_, _, expires) in texts.items() if expires <= now]:
+            self._chars -= len(texts.pop(handle)[0])
+        while texts and (len(texts) > self.max_texts or self._chars > self.max_chars):
+            _, (text, _, _) = texts.popitem(last=False)
+            self._chars -= len(text)
+
+
+_pages = _OutputPages(max_texts=256, max_chars=64 * 2**20, lifetime=3600.0)
+
+
+def _read_output(handle: str, offset: int = 0, length: int = 0) -> str:
+    """Read part of a tool output that was cut short: length characters from offset (0, or
+    more than the output was cut to, reads as much as it was cut to).
+
+    Args:
+        handle: The handle the cut output names
+        offset: Where to start, in characters from the start of the whole output
+        length: How many characters to read
+    """
+    text, limit = _pages.read(handle)
+    if offset < 0 or offset > len(text):
+        raise ToolError(f"offset {offset} is outside the output, which has {len(text)} characters")
+    length = limit if length <= 0 or length > limit else length
+    end = min(len(text), offset + length)
+    left = len(text) - end
+    after = f"; {left} more from offset {end}" if left else "; the end"
+    return f"{text[offset:end]}\n[characters {offset} to {end} of {len(text)}{after}]"
 
 
 # ----- the error policy ----------------------------------------------------------------------
@@ -6375,6 +6501,27 @@ class Replay(str, enum.Enum):
     KEYED = "keyed"
 
 
+class Namespace(_Frozen):
+    """A group of tools a provider lists under one name (OpenAI's Responses ``namespace``
+    tools: the model sees ``crm`` and its tools); ``description`` is what the model reads of
+    the group, ``Tools under "crm".`` when empty.  A tool's ``namespace="crm"`` means
+    ``Namespace("crm")``."""
+
+    __slots__ = ("name", "description")
+    name: str
+    description: str
+
+    def __init__(self, name: str, description: str = "") -> None:
+        if not isinstance(name, str) or re.fullmatch(_NAME_RULE, name) is None:
+            raise ValueError(
+                f"agenttool: a namespace's name must be {_NAME_RULE_TEXT}, got {name!r}"
+            )
+        if not isinstance(description, str):
+            raise TypeError(f"agenttool: namespace {name!r}: description must be a str")
+        self.name = name
+        self.description = description or f'Tools under "{name}".'
+
+
 @runtime_checkable
 class Tool(Protocol):
     """Something a model can call.  ``parameters`` is the JSON Schema of the arguments
@@ -6475,6 +6622,55 @@ def max_output_of(t: Tool) -> int | None:
     return value
 
 
+def defer_loading_of(t: Tool) -> bool:
+    """Whether a provider with tool search leaves the tool out of the model's first view, to
+    be found by a search (``defer_loading``); default no."""
+    return getattr(t, "defer_loading", False) is True
+
+
+def input_examples_of(t: Tool) -> list[dict[str, Any]]:
+    """Example arguments objects shown to the model beside the schema (Anthropic's
+    ``input_examples``), copies; ``[]`` when the tool states none."""
+    import copy
+
+    examples = getattr(t, "input_examples", None)
+    if not isinstance(examples, (list, tuple)):
+        return []
+    return [copy.deepcopy(e) for e in examples if isinstance(e, dict)]
+
+
+def cache_control_of(t: Tool) -> dict[str, Any] | None:
+    """The prompt-cache breakpoint to set after this tool's definition (Anthropic's
+    ``cache_control``, such as ``{"type": "ephemeral"}``), or ``None`` for none."""
+    control = getattr(t, "cache_control", None)
+    return dict(control) if isinstance(control, dict) else None
+
+
+def allowed_callers_of(t: Tool) -> tuple[str, ...]:
+    """Who may call the tool, in the provider's words (``"direct"``, OpenAI's
+    ``"programmatic"``, Anthropic's ``"code_execution_20250825"``); ``()`` when unstated,
+    which every provider reads as the model calling it directly."""
+    callers = getattr(t, "allowed_callers", None)
+    if not isinstance(callers, (list, tuple)):
+        return ()
+    return tuple(c for c in callers if isinstance(c, str) and c)
+
+
+def namespace_of(t: Tool) -> Namespace | None:
+    """The namespace the tool is listed under where the provider groups tools (OpenAI's
+    Responses ``namespace`` tools), or ``None``."""
+    namespace = getattr(t, "namespace", None)
+    if isinstance(namespace, str) and namespace:
+        return Namespace(namespace)
+    return namespace if isinstance(namespace, Namespace) else None
+
+
+def is_cacheable(t: Tool) -> bool:
+    """Whether the executor's result cache may answer the tool's calls (those its ``replay``
+    reads as :attr:`Replay.SAFE`); default no."""
+    return getattr(t, "cacheable", False) is True
+
+
 def _positive(value: Any, kinds: tuple[type, ...]) -> Any:
     """``value`` when it is a positive number of one of ``kinds`` (never a bool), else None."""
     if value is None:
@@ -6495,6 +6691,12 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "needs_approval": needs_approval_of,
     "timeout": timeout_of,
     "max_output": max_output_of,
+    "defer_loading": defer_loading_of,
+    "input_examples": input_examples_of,
+    "cache_control": cache_control_of,
+    "allowed_callers": allowed_callers_of,
+    "namespace": namespace_of,
+    "cacheable": is_cacheable,
 }
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""
@@ -6735,6 +6937,13 @@ class FunctionTool:
     arguments never reach it.  Still callable as the plain function.
     """
 
+    # Definition options, set only when stated (their readers supply the defaults).
+    defer_loading: bool
+    input_examples: list[dict[str, Any]]
+    cache_control: dict[str, Any]
+    allowed_callers: tuple[str, ...]
+    namespace: Namespace
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -6751,11 +6960,18 @@ class FunctionTool:
         lenient: bool | None = None,
         timeout: float | None = None,
         max_output: int | None = None,
+        pageable: bool | None = None,
+        cacheable: bool = False,
         parameters: dict[str, Any] | None = None,
         validate: bool | None = None,
         struct: bool = False,
         raw: bool = False,
         output_schema: bool | dict[str, Any] | None = None,
+        defer_loading: bool = False,
+        input_examples: Sequence[dict[str, Any]] | None = None,
+        cache_control: dict[str, Any] | None = None,
+        allowed_callers: Sequence[str] | None = None,
+        namespace: str | Namespace | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"agenttool: tool {name!r}: fn must be callable, got {fn!r}")
@@ -6775,6 +6991,8 @@ class FunctionTool:
         self._replay = replay
         self.needs_approval = needs_approval
         self.lenient = lenient
+        self.pageable = pageable
+        self.cacheable = cacheable
         self.timeout = _option(f"tool {self.name!r}", "timeout", timeout, (int, float), "seconds")
         self.max_output = _option(
             f"tool {self.name!r}", "max_output", max_output, (int,), "characters"
@@ -6808,6 +7026,9 @@ class FunctionTool:
             # the same kind of error, naming the tool (SchemaError, else TypeError/ValueError)
             kind = next(k for k in (SchemaError, TypeError, ValueError) if isinstance(exc, k))
             raise kind(f"agenttool: tool {self.name!r}: {exc}") from exc
+        _set_definition_options(
+            self, defer_loading, input_examples, cache_control, allowed_callers, namespace
+        )
         functools.update_wrapper(self, fn)
         self._async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             type(fn).__call__
@@ -6855,7 +7076,14 @@ class FunctionTool:
                 self._validator.validate(_parse_arguments(call.args))
             return self.fn(call)
         lenient = (self.parameters or NO_ARGS) if self.lenient else None
-        args = _parse_arguments(call.args, lenient)
+        args = self._checked(_parse_arguments(call.args, lenient))
+        if self._injected:
+            args = self._with_injected(args, call)
+        return self.fn(**args)
+
+    def _checked(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The model's arguments object validated and decoded into what the function takes
+        (the injected values aside); a ValidationError says what is wrong."""
         if self._validator is None and self._unchecked is not None:
             self._validator = validator(self._unchecked)
         if self._validator is not None:
@@ -6867,9 +7095,7 @@ class FunctionTool:
                 _refuse_keys(args, self._allowed, unknown=True)
         elif self._hidden:
             _refuse_keys(args, self._hidden)
-        if self._injected:
-            args = self._with_injected(args, call)
-        return self.fn(**args)
+        return args
 
     def _result(self, value: Any) -> Result:
         """What the function returned as the model sees it, with its structured value."""
@@ -6967,6 +7193,64 @@ def _structured(value: Any, result: Result) -> Any:
     return json.loads(_dumps(value))
 
 
+def _set_definition_options(
+    t: FunctionTool,
+    defer_loading: Any,
+    input_examples: Any,
+    cache_control: Any,
+    allowed_callers: Any,
+    namespace: Any,
+) -> None:
+    """Check and keep the options that shape only a tool's definition (see
+    ``_DEFINITION_OPTIONS``): each example must be valid arguments for the tool."""
+    owner = f"agenttool: tool {t.name!r}"
+    if not isinstance(defer_loading, bool):
+        raise TypeError(f"{owner}: defer_loading must be a bool, got {defer_loading!r}")
+    t.defer_loading = defer_loading
+    if input_examples is not None:
+        if isinstance(input_examples, (str, bytes, dict)) or not isinstance(
+            input_examples, collections.abc.Iterable
+        ):
+            raise TypeError(f"{owner}: input_examples must be a list of arguments objects")
+        examples = list(input_examples)
+        for i, example in enumerate(examples):
+            if not isinstance(example, dict):
+                raise TypeError(f"{owner}: input_examples[{i}] is not an arguments object")
+            try:
+                if t._raw:
+                    validator(t.parameters if t.parameters is not None else NO_ARGS).validate(
+                        example
+                    )
+                else:
+                    t._checked(json.loads(json.dumps(example)))
+            except ValidationError as exc:
+                raise ValueError(f"{owner}: input_examples[{i}] is not valid: {exc}") from exc
+        t.input_examples = json.loads(json.dumps(examples))
+    if cache_control is not None:
+        ttl = cache_control.get("ttl", "5m") if isinstance(cache_control, dict) else None
+        if (
+            not isinstance(cache_control, dict)
+            or cache_control.get("type") != "ephemeral"
+            or set(cache_control) - {"type", "ttl"}
+            or ttl not in ("5m", "1h")
+        ):
+            raise ValueError(
+                f'{owner}: cache_control must be {{"type": "ephemeral"}}, with "ttl" "5m" or'
+                f' "1h" if given, got {cache_control!r}'
+            )
+        t.cache_control = dict(cache_control)
+    if allowed_callers is not None:
+        callers = [] if isinstance(allowed_callers, str) else list(allowed_callers)
+        if not callers or not all(isinstance(c, str) and c for c in callers):
+            raise ValueError(
+                f"{owner}: allowed_callers must be a non-empty list of names, got"
+                f" {allowed_callers!r}"
+            )
+        t.allowed_callers = tuple(callers)
+    if namespace is not None:
+        t.namespace = namespace if isinstance(namespace, Namespace) else Namespace(namespace)
+
+
 def _option(owner: str, option: str, value: Any, kinds: tuple[type, ...], unit: str) -> Any:
     """A numeric option as given: ``None``, or a positive number of ``kinds``."""
     if value is None or _positive(value, kinds) is not None:
@@ -7011,7 +7295,10 @@ def new(
     bool or a function of the arguments object), ``lenient=True`` (repair objects and arrays
     sent as JSON strings, see :func:`lenient_args`; ``None`` leaves it to the executor's
     default), ``timeout`` (seconds a call may run), ``max_output`` (characters of output the
-    model sees), ``closer``,
+    model sees), ``pageable=True`` (a cut output can be read in slices through
+    ``read_output``, see :meth:`ToolSet.pageable`; ``None`` leaves it to the executor's
+    default), ``cacheable=True`` (the executor's result cache may answer its calls that
+    ``replay`` reads as SAFE), ``closer``,
     ``parameters`` (a supplied schema, then not validated unless ``validate=True``),
     ``validate=False`` (skip validation of the generated schema), ``struct=True`` (the
     function's one parameter is a dataclass or TypedDict whose schema is the root) and
@@ -7357,7 +7644,8 @@ def retrying(
             call = _swap_call(Call(call.id, call.args, uuid.uuid4().hex, call.on_update))
         for attempt in range(1, attempts + 1):
             try:
-                return t.execute(call)
+                with _child_span(f"attempt {attempt} of {t.name}", {"agenttool.attempt": attempt}):
+                    return t.execute(call)
             except (ValidationError, Cancelled):
                 raise
             except on as exc:
@@ -7401,7 +7689,60 @@ def definition(t: Tool, format: str = "responses") -> dict[str, Any]:
     canonical = _canonical_definition(t)
     if format == "responses":
         canonical["strict"] = is_strict(t)
-    return _provider_definition(canonical, format)
+    return _with_definition_options(t, _provider_definition(canonical, format), format)
+
+
+# Options that shape only a tool's definition for a provider, never what the tool does (so
+# definition_hash leaves them out): (option, its reader, the formats whose definitions take it).
+# A tool stating one is refused by name for a format not listed, never sent where the provider
+# would reject the request or silently read as unset.
+_DEFINITION_OPTIONS: tuple[tuple[str, Callable[[Tool], Any], tuple[str, ...]], ...] = (
+    ("defer_loading", defer_loading_of, ("responses", "anthropic")),
+    ("allowed_callers", allowed_callers_of, ("responses", "anthropic")),
+    ("input_examples", input_examples_of, ("anthropic",)),
+    ("cache_control", cache_control_of, ("anthropic",)),
+    ("namespace", namespace_of, ("responses",)),
+)
+# The callers each format's allowed_callers names (Anthropic's code-execution tool versions
+# by prefix, as its API adds them).
+_CALLERS = {"responses": ("direct", "programmatic"), "anthropic": ("direct", "code_execution_")}
+
+
+def _with_definition_options(t: Tool, out: dict[str, Any], format: str) -> dict[str, Any]:
+    """``out``, the provider's definition of ``t``, with the definition options ``t`` states;
+    a namespaced tool comes as a namespace holding it (:meth:`ToolSet.definitions` merges a
+    namespace's tools into one entry)."""
+    for option, reader, formats in _DEFINITION_OPTIONS:
+        value = reader(t)
+        if not value:
+            continue
+        if format not in formats:
+            takes = " and ".join(formats)
+            raise ValueError(
+                f'tool "{t.name}": {format} tool definitions have no {option} (only {takes}'
+                f" {'takes' if len(formats) == 1 else 'take'} it)"
+            )
+        if option == "allowed_callers":
+            known = _CALLERS[format]
+            bad = [c for c in value if c not in known and not c.startswith(known[-1])]
+            if bad:
+                raise ValueError(
+                    f'tool "{t.name}": {format} knows no caller {json.dumps(bad[0])} in'
+                    f" allowed_callers (it takes {', '.join(json.dumps(k) for k in known)}"
+                    f"{'...' if known[-1].endswith('_') else ''})"
+                )
+            value = list(value)
+        if option != "namespace":
+            out[option] = value
+    namespace = namespace_of(t)
+    if namespace is not None:
+        return {
+            "type": "namespace",
+            "name": namespace.name,
+            "description": namespace.description,
+            "tools": [out],
+        }
+    return out
 
 
 def _canonical_definition(t: Tool) -> dict[str, Any]:
@@ -7634,15 +7975,20 @@ def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> 
     if not needed:
         return call
     if approver is None:
+        _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: there is no approver')
         raise ToolError(
             f'call to "{t.name}" needs approval and this host has no approver; it did not run'
         )
     try:
-        answer = approver(Job(t, call))
+        with _child_span(f"approve {t.name}", {_GENAI["call_id"]: call.id}):
+            answer = approver(Job(t, call))
     except BaseException as exc:  # noqa: BLE001 - an approver that fails denies
+        _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: its approver failed', exc)
         raise ToolError(
             f'call to "{t.name}" was denied: its approval failed, and it did not run'
         ) from exc
+    if answer is not True and not isinstance(answer, dict):
+        _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied by its approver')
     return _answered(t, call, answer)
 
 
@@ -7672,20 +8018,29 @@ def _check_rule(names: list[str], what: str) -> None:
 
 
 class _RunValues:
-    """``with _RunValues(inject):`` gives a run's ``inject`` values, over the executor's, to
-    the batch started inside the block (it copies the context it starts in)."""
+    """``with _RunValues(inject, tracer):`` gives a run's ``inject`` values, over the
+    executor's, and its tracer to the batch started inside the block (it copies the context
+    it starts in)."""
 
-    def __init__(self, values: collections.abc.Mapping[str, Any] | None) -> None:
+    def __init__(
+        self, values: collections.abc.Mapping[str, Any] | None, tracer: Any = None
+    ) -> None:
         self.values = values
+        self.tracer = tracer
         self.token: contextvars.Token[collections.abc.Mapping[str, Any]] | None = None
+        self.tracer_token: contextvars.Token[Any] | None = None
 
     def __enter__(self) -> None:
         if self.values:
             self.token = _run_inject.set({**_run_inject.get(), **self.values})
+        if self.tracer is not None:
+            self.tracer_token = _run_tracer.set(self.tracer)
 
     def __exit__(self, *exc: object) -> None:
         if self.token is not None:
             _run_inject.reset(self.token)
+        if self.tracer_token is not None:
+            _run_tracer.reset(self.tracer_token)
 
 
 class _Run:
@@ -7817,8 +8172,55 @@ class ToolSet(list[Tool]):
             raise CloseError(errors)
 
     def definitions(self, format: str = "responses") -> list[dict[str, Any]]:
-        """Every tool's definition, in order, for the provider named by ``format``."""
-        return [definition(t, format) for t in self]
+        """Every tool's definition, in order, for the provider named by ``format``; the tools
+        of one namespace are listed in one namespace entry, where the first of them stands
+        (their names stay unique across the set, so a call finds its tool by name alone)."""
+        out: list[dict[str, Any]] = []
+        namespaces: dict[str, dict[str, Any]] = {}
+        for t in self:
+            entry = definition(t, format)
+            if entry.get("type") == "namespace":
+                held = namespaces.get(entry["name"])
+                if held is not None:
+                    if held["description"] != entry["description"]:
+                        raise ValueError(
+                            f'agenttool: namespace "{entry["name"]}" is described two ways'
+                            f' (tool "{t.name}" and an earlier one): give both one Namespace'
+                        )
+                    held["tools"].extend(entry["tools"])
+                    continue
+                namespaces[entry["name"]] = entry
+            out.append(entry)
+        return out
+
+    def pageable(self) -> ToolSet:
+        """This set's tools and ``read_output(handle, offset, length)``, which reads any slice
+        of an output ``max_output`` cut from a pageable tool (``pageable=True`` on the tool,
+        or ``Executor(pageable=True)``): the cut marker names the handle and where the cut
+        begins.  A slice is at most the limit the output was cut to."""
+        if self.lookup(_READ_OUTPUT) is not None:
+            raise ValueError(f'agenttool: pageable: a tool is already named "{_READ_OUTPUT}"')
+        reader = new(  # its slices are bounded already: no executor default cuts them again
+            _READ_OUTPUT,
+            "",
+            _read_output,
+            annotations=Annotations(read_only=True, open_world=False),
+            max_output=sys.maxsize,
+        )
+        return ToolSet([*self, reader])
+
+    def searchable(self, limit: int = 5) -> ToolSet:
+        """A set for a provider without tool search of its own: the model sees one
+        ``search_tools(query)`` tool plus the tools it has loaded so far.
+
+        A search ranks the tools not loaded yet by their names and descriptions (BM25, ties
+        in this set's order, so the same query always loads the same tools), loads the best
+        ``limit`` of them into the set for the following turns (send the set's
+        ``definitions`` again each turn) and answers with their definitions.  Loaded tools
+        run like any other; a call of a tool not loaded yet is refused with the hint to
+        search.  Closing the set closes every tool, loaded or not.
+        """
+        return _SearchableToolSet(self, limit)
 
     def filtered(self, names_or_predicate: Any) -> ToolSet:
         """The tools named (an iterable of names, in this set's order) or those for which
@@ -7879,6 +8281,7 @@ class ToolSet(list[Tool]):
         inject: collections.abc.Mapping[str, Any] | None = None,
         errors: ErrorPolicy | None = None,
         approvals: collections.abc.Mapping[str, Any] | None = None,
+        tracer: Any = None,
     ) -> RunOutput:
         """Run a model's tool calls and return the output items to send back, in call order.
 
@@ -7893,12 +8296,13 @@ class ToolSet(list[Tool]):
         ``approvals`` (a dict, even empty) the run pauses instead of asking the executor's
         approver: a call needing approval runs only when ``approvals`` holds an answer under
         its hash, and otherwise gets no output item and is listed in the result's
-        ``pending``; send ``[p.item for p in pending]`` again with the answers.
+        ``pending``; send ``[p.item for p in pending]`` again with the answers.  ``tracer``
+        traces this run's calls, over the executor's (see :class:`Executor`).
         """
         _check_errors(errors)
         runner = executor or Executor()
         run = self._prepare(calls, format, runner, approvals)
-        with _RunValues(inject):
+        with _RunValues(inject, tracer):
             results, failures = runner.results(run.jobs)
         return run.items(results, failures, errors)
 
@@ -7911,6 +8315,7 @@ class ToolSet(list[Tool]):
         inject: collections.abc.Mapping[str, Any] | None = None,
         errors: ErrorPolicy | None = None,
         approvals: collections.abc.Mapping[str, Any] | None = None,
+        tracer: Any = None,
     ) -> RunOutput:
         """:meth:`run` for an asyncio host: the same output items (and ``pending``), the batch
         run through :meth:`Executor.aexecute` (``async def`` tools as tasks on the running
@@ -7920,7 +8325,7 @@ class ToolSet(list[Tool]):
         run = self._prepare(calls, format, runner, approvals)
         results: list[Result | None] = [None] * len(run.jobs)
         failures: list[BaseException | None] = [None] * len(run.jobs)
-        with _RunValues(inject):
+        with _RunValues(inject, tracer):
             async for event in runner.aexecute(run.jobs):
                 if event.final:
                     results[event.index] = event.result
@@ -7975,6 +8380,124 @@ class ToolSet(list[Tool]):
         return Job(_Approved(job.tool), call)  # type: ignore[arg-type]
 
 
+# ----- tool search ---------------------------------------------------------------------------
+# ToolSet.searchable: for providers without native tool search.  Documents are a tool's name
+# (counted twice: names are chosen words) and description, cut into lower-case words at
+# non-letters and camelCase humps, a plural "s" dropped; scored by Okapi BM25 (k1 1.2, b 0.75).
+
+_SEARCH_TOOL = "search_tools"
+_BM25_K1, _BM25_B = 1.2, 0.75
+
+
+def _search_words(text: str) -> list[str]:
+    """The words of ``text`` as a search compares them."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    words = re.findall(r"[^\W_]+", spaced.lower())
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words]
+
+
+def _bm25_ranked(query: str, documents: list[list[str]]) -> list[int]:
+    """Indexes of the documents that share a word with ``query``, best first (ties in order)."""
+    import math
+
+    terms = set(_search_words(query))
+    if not terms or not documents:
+        return []
+    average = sum(len(d) for d in documents) / len(documents) or 1.0
+    frequency = {w: sum(1 for d in documents if w in d) for w in terms}
+    scores: list[tuple[float, int]] = []
+    for i, words in enumerate(documents):
+        score = 0.0
+        for w in terms:
+            count = words.count(w)
+            if not count:
+                continue
+            idf = math.log(1 + (len(documents) - frequency[w] + 0.5) / (frequency[w] + 0.5))
+            norm = count + _BM25_K1 * (1 - _BM25_B + _BM25_B * len(words) / average)
+            score += idf * count * (_BM25_K1 + 1) / norm
+        if score > 0:
+            scores.append((-score, i))
+    return [i for _, i in sorted(scores)]
+
+
+class _SearchableToolSet(ToolSet):
+    """What :meth:`ToolSet.searchable` returns: ``search_tools`` and the loaded tools, with
+    the tools not loaded yet kept aside in their order."""
+
+    def __init__(self, tools: ToolSet, limit: int) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"agenttool: searchable needs a positive limit, got {limit!r}")
+        if tools.lookup(_SEARCH_TOOL) is not None:
+            raise ValueError(f'agenttool: searchable: a tool is already named "{_SEARCH_TOOL}"')
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._hidden: list[Tool] = list(tools)
+        self._documents = [_search_words(f"{t.name} {t.name} {t.description}") for t in tools]
+        super().__init__([self._search_tool()])
+
+    def _search_tool(self) -> Tool:
+        def search_tools(query: str) -> str:
+            return self._search(query)
+
+        return new(
+            _SEARCH_TOOL,
+            f"Find tools by what they do and load the best {self._limit} matches. Call the"
+            " loaded tools from your next turn; only loaded tools can be called.",
+            search_tools,
+            annotations=Annotations(read_only=True, open_world=False),
+        )
+
+    def _search(self, query: str) -> str:
+        with self._lock:
+            ranked = _bm25_ranked(query, self._documents)[: self._limit]
+            found = [self._hidden[i] for i in ranked]
+            for i in sorted(ranked, reverse=True):
+                del self._hidden[i], self._documents[i]
+            for t in found:
+                list.append(self, t)
+            left = len(self._hidden)
+        if not found:
+            return json.dumps(
+                {"loaded": [], "message": f"no tool matches {query!r}; {left} not loaded yet"}
+            )
+        loaded = [
+            {"name": t.name, "description": t.description or "", "parameters": d["parameters"]}
+            for t in found
+            for d in [_canonical_definition(t)]
+        ]
+        return json.dumps({"loaded": loaded}, ensure_ascii=False)
+
+    def lookup(self, name: str) -> Tool | None:
+        found = super().lookup(name)
+        if found is not None:
+            return found
+        with self._lock:
+            hidden = next((t for t in self._hidden if t.name == name), None)
+        return None if hidden is None else _NotLoaded(hidden)  # type: ignore[return-value]
+
+    def close(self) -> None:
+        with self._lock:
+            hidden = list(self._hidden)
+        ToolSet(list(self) + hidden).close()
+
+
+class _NotLoaded(_Wrapper):
+    """A tool of a searchable set that no search has loaded yet: its calls are refused
+    (never asked about: nothing runs)."""
+
+    needs_approval = False
+    lenient = False
+
+    def __init__(self, inner: Tool) -> None:
+        super().__init__(inner, self._refuse)
+
+    def _refuse(self, call: Call) -> Result:
+        raise ToolError(
+            f'tool "{self._inner.name}" is not loaded: call {_SEARCH_TOOL} to find and load it,'
+            " then call it on your next turn"
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # The executor
 #
@@ -8020,13 +8543,15 @@ class Job(_Value):
 
 class Event(_Value):
     """What the executor reports about job ``index``: a progress update (``final`` false,
-    ``result`` the update) or its one final outcome (``result`` or ``error``)."""
+    ``result`` the update) or its one final outcome (``result`` or ``error``); ``cached``
+    says a final result came from the executor's result cache, the tool not run."""
 
-    __slots__ = ("index", "final", "result", "error")
+    __slots__ = ("index", "final", "result", "error", "cached")
     index: int
     final: bool
     result: Result | None
     error: BaseException | None
+    cached: bool
 
     def __init__(
         self,
@@ -8034,11 +8559,13 @@ class Event(_Value):
         final: bool,
         result: Result | None = None,
         error: BaseException | None = None,
+        cached: bool = False,
     ) -> None:
         self.index = index
         self.final = final
         self.result = result
         self.error = error
+        self.cached = cached
 
 
 class _JobState:
@@ -8058,6 +8585,7 @@ class _JobState:
         "admitted",
         "returned",
         "taken",
+        "cached",
     )
 
     def __init__(self, index: int, batch: _Batch, alone: bool, resource: str) -> None:
@@ -8072,6 +8600,7 @@ class _JobState:
         self.admitted = False  # holds a place in its executor's bounds
         self.returned = False  # its tool is not running (any more, or ever)
         self.taken = False  # the consumer has its final event
+        self.cached = False  # its result came from the executor's cache
 
     def emit(self, result: Result) -> None:
         """A progress update.  A consumer that keeps up gets every one; for a slower one the
@@ -8096,7 +8625,7 @@ class _JobState:
             if self.finished:
                 return False
             self.finished = True
-        self.batch.post(Event(self.index, True, result, error))
+        self.batch.post(Event(self.index, True, result, error, self.cached))
         return True
 
 
@@ -8596,6 +9125,11 @@ class _Batch:
         for _, index, tool, seconds in expired:
             s = self.states[index]
             if s.finish(None, TimeoutError(f'tool "{tool}" timed out after {seconds:g} s')):
+                _log(
+                    _WARNING,
+                    f'tool "{tool}" (call "{self.jobs[index].call.id}") timed out after'
+                    f" {seconds:g} s",
+                )
                 assert s.cancellation is not None
                 s.cancellation.cancel()
                 if self.cancelled:
@@ -8656,6 +9190,185 @@ def _wake(waiter: Any) -> None:
         waiter.set_result(None)
 
 
+# ----- traces --------------------------------------------------------------------------------
+# Executor(tracer=...) and ToolSet.run/arun(..., tracer=...) take any object shaped like an
+# OpenTelemetry Tracer (its start_as_current_span); nothing is imported.  Each call gets one
+# span, "execute_tool <tool name>", from its turn to its outcome and current throughout, so
+# the approver's span, each retry attempt and the tool's own spans nest under it, on a pool
+# thread and on the caller's loop alike.  Its attributes follow the GenAI conventions, named
+# once in _GENAI; record_content=True adds the arguments and the result the model reads, each
+# cut to _SPAN_CONTENT_LIMIT characters (they may hold secrets, so only when asked).  A
+# failure sets error.type (the exception's class; "TimeoutError" when the deadline ended the
+# call) and the span's status, through opentelemetry.trace when the tracer's process has it.
+
+_GENAI = {
+    "operation": "gen_ai.operation.name",
+    "tool_name": "gen_ai.tool.name",
+    "call_id": "gen_ai.tool.call.id",
+    "description": "gen_ai.tool.description",
+    "tool_type": "gen_ai.tool.type",
+    "arguments": "gen_ai.tool.call.arguments",
+    "result": "gen_ai.tool.call.result",
+    "error": "error.type",
+}
+_SPAN_CONTENT_LIMIT = 4000
+
+# The tracer a job runs under, for the spans of what happens inside its call (the approver,
+# retry attempts); set in the job's own context only.
+_tracing: contextvars.ContextVar[Any] = contextvars.ContextVar("agenttool_tracing", default=None)
+# The tracer ToolSet.run(..., tracer=...) gives the batch it runs, over its executor's.
+_run_tracer: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "agenttool_run_tracer", default=None
+)
+
+
+class _NoSpan:
+    """The context manager of a span nobody records."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _child_span(name: str, attributes: dict[str, Any] | None = None) -> Any:
+    """A span under the running call's, when the call is traced; else nothing."""
+    tracer = _tracing.get()
+    if tracer is None:
+        return _NoSpan()
+    return tracer.start_as_current_span(name, attributes=attributes or {})
+
+
+def _error_type(exc: BaseException) -> str:
+    kind = type(exc)
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+
+
+def _span_text(value: Any) -> str:
+    text = value if isinstance(value, str) else _dumps(value)
+    return _cut_middle(text, _SPAN_CONTENT_LIMIT)
+
+
+def _call_span(tracer: Any, job: Job, record_content: bool) -> Any:
+    """The context manager of a call's span, its attributes set (see "traces")."""
+    name = _safe_name(job.tool)
+    attributes: dict[str, Any] = {
+        _GENAI["operation"]: "execute_tool",
+        _GENAI["tool_name"]: name,
+        _GENAI["call_id"]: job.call.id,
+        _GENAI["tool_type"]: "function",
+    }
+    description = getattr(job.tool, "description", "")
+    if isinstance(description, str) and description:
+        attributes[_GENAI["description"]] = description
+    if record_content:
+        args = job.call.args
+        attributes[_GENAI["arguments"]] = _span_text(
+            args.decode("utf-8", "replace") if isinstance(args, bytes) else args or {}
+        )
+    return tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes)
+
+
+def _end_span(
+    span: Any, s: _JobState, result: Result | None, error: BaseException | None, content: bool
+) -> None:
+    """Record a call's outcome on its span: the error's type and the status, the result."""
+    try:
+        if s.finished and error is None:  # the deadline completed the call meanwhile
+            error = TimeoutError("the call's deadline passed")
+        if error is not None:
+            span.set_attribute(_GENAI["error"], _error_type(error))
+            trace = sys.modules.get("opentelemetry.trace")
+            if trace is not None:
+                span.set_status(trace.Status(trace.StatusCode.ERROR, error_message(error)))
+        if content:
+            shown = error_result(error) if error is not None else result
+            if shown is not None:
+                span.set_attribute(_GENAI["result"], _span_text(shown.output))
+    except Exception:  # noqa: BLE001, S110 - a span that cannot record never fails a call
+        pass
+
+
+def _safe_name(t: Tool | None) -> str:
+    try:
+        name = t.name if t is not None else ""
+        return name if isinstance(name, str) else ""
+    except Exception:  # noqa: BLE001 - its call fails on it later, as one job
+        return ""
+
+
+# ----- the result cache ----------------------------------------------------------------------
+# Opt-in: Executor(cache=True) or cache=ResultCache(...).  A call is answered from the cache only
+# when its tool declares cacheable=True and its replay reads Replay.SAFE for those arguments; the
+# key is the tool's definition_hash and the RFC 8785 hash of its arguments object, so an edited
+# tool never answers from an old entry; only successful results are stored; the final event of
+# an answer from the cache has cached=True, and the tool did not run.  It is looked up once the
+# call is admitted, approved and started (on_start), so no policy is skipped.
+
+
+class ResultCache:
+    """An in-memory LRU of results: at most ``max_entries`` (1,024 by default), each kept
+    ``ttl`` seconds (300) after it was stored; safe to share between executors and threads."""
+
+    def __init__(self, max_entries: int = 1024, ttl: float = 300.0) -> None:
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+            raise ValueError(
+                f"agenttool: ResultCache: max_entries must be a positive int, got {max_entries!r}"
+            )
+        if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 1e9:
+            raise ValueError(
+                f"agenttool: ResultCache: ttl must be a positive number of seconds, got {ttl!r}"
+            )
+        self.max_entries = max_entries
+        self.ttl = float(ttl)
+        self._lock = threading.Lock()
+        self._entries: collections.OrderedDict[str, tuple[float, Result]] = (
+            collections.OrderedDict()
+        )
+
+    def get(self, key: str) -> Result | None:
+        """A copy of the result stored under ``key``, or ``None`` (absent or expired)."""
+        import time
+
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry[0] <= time.monotonic():
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+        return _copy_result(entry[1])
+
+    def put(self, key: str, result: Result) -> None:
+        """Store a copy of ``result`` under ``key``, dropping the least recently used beyond
+        the bound."""
+        import time
+
+        kept = _copy_result(result)
+        with self._lock:
+            self._entries[key] = (time.monotonic() + self.ttl, kept)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+
+def _copy_result(result: Result) -> Result:
+    """A copy no holder of ``result`` can change (outputs and structured values are nested)."""
+    import copy
+
+    return copy.deepcopy(result)
+
+
 class Executor:
     """Runs a batch of calls on threads (or, under :meth:`aexecute`, async tools as tasks on
     the caller's loop), with the ordering rules a model can rely on.
@@ -8674,7 +9387,14 @@ class Executor:
     - ``timeout`` (seconds) is the default for tools that set none: a call running longer
       completes at once with ``tool "x" timed out after 30 s`` and sees :func:`cancelled`.
       ``max_output`` (characters) is the default limit on what the model sees of an output
-      or an error message (:attr:`Result.full_output` keeps the whole).
+      or an error message (:attr:`Result.full_output` keeps the whole); ``pageable=True``
+      is the default for tools that do not set ``pageable``: see :meth:`ToolSet.pageable`.
+    - ``cache=True`` (or a :class:`ResultCache`) answers the calls of ``cacheable`` tools
+      whose ``replay`` reads SAFE from earlier successful results of the same definition and
+      arguments; such a final event has ``cached=True``.
+    - ``tracer`` (an OpenTelemetry ``Tracer``, or anything with its ``start_as_current_span``)
+      gives each call an ``execute_tool <name>`` span with the GenAI conventions' attributes;
+      ``record_content=True`` adds the arguments and the result.
     - ``on_start(job)`` runs on the job's thread once it has its slot and turn, with the call
       installed, before the tool; raising there completes the job with that error.
     - Every job completes exactly once, whatever its tool, its tool's properties or its
@@ -8707,6 +9427,10 @@ class Executor:
         lenient: bool = False,
         timeout: float | None = None,
         max_output: int | None = None,
+        pageable: bool = False,
+        cache: bool | ResultCache | None = None,
+        tracer: Any = None,
+        record_content: bool = False,
     ) -> None:
         _check_errors(errors)
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
@@ -8721,6 +9445,16 @@ class Executor:
 
         self.timeout = _option("Executor", "timeout", timeout, (int, float), "seconds")
         self.max_output = _option("Executor", "max_output", max_output, (int,), "characters")
+        self.pageable = pageable
+        self.tracer = tracer
+        self.record_content = record_content
+        if cache is not None and not isinstance(cache, (bool, ResultCache)):
+            raise TypeError(
+                f"agenttool: Executor: cache must be True or a ResultCache, got {cache!r}"
+            )
+        self._result_cache = (
+            cache if isinstance(cache, ResultCache) else ResultCache() if cache else None
+        )
         self._bounds_now = _Bounds(self.max_parallel)
 
     def _bounds(self) -> _Bounds:
@@ -8886,11 +9620,28 @@ class Executor:
     def _perform(self, batch: _Batch, s: _JobState) -> None:
         """Run one job on this thread and complete it; nothing raised gets past here."""
         try:
-            result, error = batch.context.copy().run(self._run_job, batch, s)
+            result, error = batch.context.copy().run(self._traced_job, batch, s)
         except BaseException as exc:  # noqa: BLE001 - the job still completes, once
             result, error = None, self._internal_failure(batch, s, exc)
         s.finish(result, error)
         batch._returned(s)
+
+    def _traced_job(
+        self, batch: _Batch, s: _JobState
+    ) -> tuple[Result | None, BaseException | None]:
+        """:meth:`_run_job`, inside the call's span when a tracer is given (see "traces")."""
+        tracer = self.tracer or _run_tracer.get()
+        if tracer is None:
+            return self._run_job(batch, s)
+        content = self.record_content
+        with _call_span(tracer, batch.jobs[s.index], content) as span:
+            token = _tracing.set(tracer)
+            try:
+                result, error = self._run_job(batch, s)
+            finally:
+                _tracing.reset(token)
+            _end_span(span, s, result, error, content)
+        return result, error
 
     def _run_job(self, batch: _Batch, s: _JobState) -> tuple[Result | None, BaseException | None]:
         """The per-job pipeline, for a tool run on this thread.  In order, each step that
@@ -8911,49 +9662,81 @@ class Executor:
         call, name, timeout, limit = admitted
         job = batch.jobs[s.index]
         assert job.tool is not None
+        key = self._cache_key(job.tool, call)
+        if key is not None and self._result_cache is not None:
+            hit = self._result_cache.get(key)
+            if hit is not None:
+                s.cached = True
+                return hit, None
         if timeout:
             batch.arm(s, name, timeout)
         try:
             returned = job.tool.execute(call)
         except BaseException as exc:  # noqa: BLE001 - SystemExit too: the job's failure
             return None, self._shown(self._failure(name, exc), name, limit)
-        result, error = self._complete_job(name, returned, limit)
+        result, error = self._complete_job(name, returned, limit, self._pageable(job.tool))
+        if key is not None and result is not None and self._result_cache is not None:
+            self._result_cache.put(key, result)
         return result, error if error is None else self._shown(error, name, limit)
 
     async def _arun_job(self, batch: _Batch, s: _JobState) -> None:
         """Steps 1 to 3 of :meth:`_run_job` for an ``async def`` tool, as a task on the
-        caller's loop; cancelling the task (cancel, timeout) completes the job as cancelled."""
-        import asyncio
-
-        result: Result | None = None
+        caller's loop (inside the call's span when traced); cancelling the task (cancel,
+        timeout) completes the job as cancelled."""
+        result: Result | None
         error: BaseException | None
         try:
-            admitted = self._admit_job(batch, s)
-            if isinstance(admitted, BaseException):
-                error = admitted
+            tracer = self.tracer or _run_tracer.get()
+            if tracer is None:
+                result, error = await self._arun_steps(batch, s)
             else:
-                call, name, timeout, limit = admitted
-                job = batch.jobs[s.index]
-                assert isinstance(job.tool, FunctionTool)
-                if timeout:
-                    batch.arm(s, name, timeout)
-                try:
-                    value = job.tool._begin(call)
-                    if inspect.isawaitable(value):
-                        value = await value
-                    done = job.tool._result(value)
-                except asyncio.CancelledError:
-                    result, error = None, Cancelled(f'call "{job.call.id}" was cancelled')
-                except BaseException as exc:  # noqa: BLE001 - the job's failure
-                    result, error = None, self._shown(self._failure(name, exc), name, limit)
-                else:
-                    result, error = self._complete_job(name, done, limit)
-                    if error is not None:
-                        error = self._shown(error, name, limit)
+                content = self.record_content
+                with _call_span(tracer, batch.jobs[s.index], content) as span:
+                    token = _tracing.set(tracer)
+                    try:
+                        result, error = await self._arun_steps(batch, s)
+                    finally:
+                        _tracing.reset(token)
+                    _end_span(span, s, result, error, content)
         except BaseException as exc:  # noqa: BLE001 - the job still completes, once
             result, error = None, self._internal_failure(batch, s, exc)
         s.finish(result, error)
         batch._returned(s)
+
+    async def _arun_steps(
+        self, batch: _Batch, s: _JobState
+    ) -> tuple[Result | None, BaseException | None]:
+        import asyncio
+
+        admitted = self._admit_job(batch, s)
+        if isinstance(admitted, BaseException):
+            return None, admitted
+        call, name, timeout, limit = admitted
+        job = batch.jobs[s.index]
+        assert isinstance(job.tool, FunctionTool)
+        key = self._cache_key(job.tool, call)
+        cache = self._result_cache
+        hit = cache.get(key) if key is not None and cache is not None else None
+        if hit is not None:
+            s.cached = True
+            return hit, None
+        if timeout:
+            batch.arm(s, name, timeout)
+        try:
+            value = job.tool._begin(call)
+            if inspect.isawaitable(value):
+                value = await value
+            done = job.tool._result(value)
+        except asyncio.CancelledError:
+            return None, Cancelled(f'call "{job.call.id}" was cancelled')
+        except BaseException as exc:  # noqa: BLE001 - the job's failure
+            return None, self._shown(self._failure(name, exc), name, limit)
+        result, error = self._complete_job(name, done, limit, self._pageable(job.tool))
+        if error is not None:
+            return None, self._shown(error, name, limit)
+        if key is not None and result is not None and cache is not None:
+            cache.put(key, result)
+        return result, None
 
     def _admit_job(
         self, batch: _Batch, s: _JobState
@@ -9020,22 +9803,49 @@ class Executor:
     def _failure(name: str, exc: BaseException) -> BaseException:
         """What a tool raised, as the job's error: an ``Exception`` as it is, anything else
         (``SystemExit``, ``KeyboardInterrupt``) as a :class:`ToolCrash` caused by it."""
+        scope = _scope.get()
+        where = f'tool "{name}" (call "{scope.call.id}")' if scope is not None else f'tool "{name}"'
         if isinstance(exc, Exception):
+            if not isinstance(exc, (ValidationError, ToolError, Cancelled)):
+                _log(_WARNING, f"{where} failed: {_exception_text(exc)}", exc)
             return exc
+        _log(_ERROR, f"{where} crashed: {_exception_text(exc)}", exc)
         crash = ToolCrash(name, exc)
         crash.__cause__ = exc
         return crash.with_traceback(exc.__traceback__)
 
+    def _cache_key(self, t: Tool, call: Call) -> str | None:
+        """The result cache's key for this call, or ``None`` when it may not be cached: no
+        cache, a tool not ``cacheable``, or arguments it does not read as ``Replay.SAFE``."""
+        if self._result_cache is None or not is_cacheable(t):
+            return None
+        try:
+            args = _parse_arguments(call.args)
+            if replay_of(t, args) is not Replay.SAFE:
+                return None
+            import hashlib
+
+            digest = hashlib.sha256(_jcs(args).encode("utf-8")).hexdigest()
+            return f"{definition_hash(t)} sha256:{digest}"
+        except Exception:  # noqa: BLE001 - arguments it cannot read run and fail as usual
+            return None
+
+    def _pageable(self, t: Tool) -> bool:
+        """Whether a cut output of ``t`` is kept for ``read_output``: its own ``pageable``,
+        else this executor's default."""
+        own = getattr(t, "pageable", None)
+        return own if isinstance(own, bool) else self.pageable
+
     @staticmethod
     def _complete_job(
-        name: str, result: Any, limit: int | None
+        name: str, result: Any, limit: int | None, pageable: bool = False
     ) -> tuple[Result | None, BaseException | None]:
         """Step 3: the tool's result checked, and cut to ``limit`` characters."""
         if not isinstance(result, Result):
             if inspect.isawaitable(result):  # an async execute nobody will await
                 _close_unawaited(result)
             return None, TypeError(f'tool "{name}" returned {type(result).__name__}, not a Result')
-        return (_limit_output(result, limit) if limit else result), None
+        return (_limit_output(result, limit, pageable) if limit else result), None
 
     @staticmethod
     def _internal_failure(batch: _Batch, s: _JobState, exc: BaseException) -> BaseException:

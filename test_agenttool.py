@@ -2216,6 +2216,12 @@ SAMPLES: dict[str, Any] = {
     "needs_approval": lambda args: True,
     "timeout": 30,
     "max_output": 4000,
+    "defer_loading": True,
+    "input_examples": [{}],
+    "cache_control": {"type": "ephemeral"},
+    "allowed_callers": ["direct"],
+    "namespace": at.Namespace("crm", "Customer records"),
+    "cacheable": True,
 }
 # The readers that take the call's arguments besides the tool.
 ARG_READERS = (at.confined_by, at.replay_of, at.needs_approval_of)
