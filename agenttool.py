@@ -7477,12 +7477,15 @@ def _wait_on(loop: Any, awaitable: Any, scope: _Scope, drive: bool = False) -> A
     forget = scope.cancellation.on_cancel(
         lambda: loop.call_soon_threadsafe(lambda: [t.cancel() for t in tasks])
     )
+    blocked = not drive and _workers.block()  # a pool thread waiting: another may start
     try:
         if drive:
             loop.run_forever()
         return done.result()
     finally:
         forget()
+        if blocked:
+            _workers.unblock()
 
 
 def _run_on_own_loop(awaitable: Any, scope: _Scope) -> Any:
@@ -8583,9 +8586,18 @@ class _JobState:
         "progress",
         "cancellation",
         "admitted",
+        "holds",
         "returned",
         "taken",
         "cached",
+        "armed",
+        "started",
+        "in_tool",
+        "thread",
+        "late",
+        "behind",
+        "waiter",
+        "followed",
     )
 
     def __init__(self, index: int, batch: _Batch, alone: bool, resource: str) -> None:
@@ -8597,10 +8609,19 @@ class _JobState:
         self.finished = False
         self.progress: collections.deque[Result] | None = None  # updates not yet taken
         self.cancellation: _Cancellation | None = None  # made when the job is launched
-        self.admitted = False  # holds a place in its executor's bounds
+        self.admitted = False  # holds a place among its executor's max_parallel
+        self.holds = False  # holds its resource (or, sequential, the whole executor)
         self.returned = False  # its tool is not running (any more, or ever)
         self.taken = False  # the consumer has its final event
         self.cached = False  # its result came from the executor's cache
+        self.armed = False  # its clock runs
+        self.started = False  # a thread has taken it (or it was dropped before one did)
+        self.in_tool = False  # past its approval and on_start: its tool runs
+        self.thread: threading.Thread | None = None  # the pool thread running it
+        self.late = False  # timed out while its tool runs on
+        self.behind: _JobState | None = None  # the late call it waits for
+        self.waiter: _JobState | None = None  # late: the next of its chain, waiting for it
+        self.followed = False  # the next call of its chain has been offered (or is waiting)
 
     def emit(self, result: Result) -> None:
         """A progress update.  A consumer that keeps up gets every one; for a slower one the
@@ -8629,14 +8650,24 @@ class _JobState:
         return True
 
 
+class _NoThread(RuntimeError):
+    """No worker thread could be started, and none is at work to take the task later."""
+
+
 class _WorkerPool:
     """The threads every executor's batches (and the MCP server's calls) run on.
 
-    At most ``max_threads`` threads: a task beyond them waits for the next thread to come
-    free, never fails, and so does a task when no thread can be started (a container's pid
-    limit): the threads there are carry on.  A thread left idle for ``idle_seconds`` exits, so
-    a busy agent reuses threads and a quiet process keeps none.  A task never takes its
-    thread down (the executor's tasks raise nothing; anything else raised is dropped).
+    At most ``max_threads`` threads count against the cap: a task beyond them waits for the
+    next thread to come free, never fails.  Two kinds of thread count against no cap (each
+    may be replaced by a fresh thread at once): a thread blocked as the consumer of a batch
+    run from inside a call (what keeps nested batches live at the cap, with no call ever run
+    on a thread that also keeps deadlines, cancels and events), and a thread whose call timed
+    out and has not returned (abandoned: at most ``max_threads`` of them; see
+    :func:`abandoned_threads`).  When no thread can be started (a container's pid limit), a
+    task waits for the threads at work, or, when none is, :class:`_NoThread` is raised.  A
+    thread left idle for ``idle_seconds`` exits, so a busy agent reuses threads and a quiet
+    process keeps none.  A task never takes its thread down (the executor's tasks raise
+    nothing; anything else raised is dropped).
     """
 
     def __init__(self, idle_seconds: float, max_threads: int) -> None:
@@ -8651,64 +8682,139 @@ class _WorkerPool:
         self._queued = 0  # queued tasks no thread is on its way to
         self._tasks: queue.SimpleQueue[Callable[[], None]] | None = None
         self._threads: set[threading.Thread] = set()
+        self._blocked: set[threading.Thread] = set()  # consumers of nested batches
+        self._abandoned: set[threading.Thread] = set()  # running a call past its timeout
+        self._excused = 0  # threads in either set: they count against no cap
+        self._local = threading.local()  # .worker is set on the pool's own threads
 
-    def submit(self, fn: Callable[[], None]) -> bool:
-        """Run ``fn`` on a pool thread: ``True`` when a thread is on its way to it, ``False``
-        when it waits for one to come free (the cap is reached, or no thread can start)."""
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on a pool thread, now or once one comes free."""
         with self._lock:
             if self._tasks is None:
                 import queue
 
                 self._tasks = queue.SimpleQueue()
-            self._tasks.put(fn)
             if self._idle:
                 self._idle -= 1
-                return True
-            if len(self._threads) >= self.max_threads:
+                self._tasks.put(fn)
+                return
+            if len(self._threads) - self._excused >= self.max_threads:
                 self._queued += 1
-                return False
-            thread = threading.Thread(
-                target=self._work, args=(self._tasks,), name="agenttool-worker", daemon=True
-            )
-            self._threads.add(thread)
+                self._tasks.put(fn)
+                return
+            thread = self._thread(fn)
         try:
             thread.start()
-        except RuntimeError:  # "can't start new thread": the threads there are carry on
+        except RuntimeError as exc:  # "can't start new thread"
+            with self._lock:
+                self._threads.discard(thread)
+                if len(self._threads) - self._excused <= 0:
+                    raise _NoThread(f"{type(exc).__name__}: {exc}") from exc
+                self._queued += 1  # a thread at work takes it when it comes free
+                self._tasks.put(fn)
+
+    def _thread(self, first: Callable[[], None] | None) -> threading.Thread:
+        assert self._tasks is not None
+        thread = threading.Thread(
+            target=self._work, args=(self._tasks, first), name="agenttool-worker", daemon=True
+        )
+        self._threads.add(thread)
+        return thread
+
+    def _replace(self) -> None:
+        """Start a thread for a waiting task, now that a thread stopped counting."""
+        with self._lock:
+            if not self._queued or len(self._threads) - self._excused >= self.max_threads:
+                return
+            self._queued -= 1
+            thread = self._thread(None)
+        try:
+            thread.start()
+        except RuntimeError:  # the waiting task goes on waiting for a thread at work
             with self._lock:
                 self._threads.discard(thread)
                 self._queued += 1
-            return False
+
+    def _excuse(self, thread: threading.Thread, into: set[threading.Thread]) -> bool:
+        with self._lock:
+            if thread not in self._threads or thread in into:
+                return False
+            if into is self._abandoned and len(self._abandoned) >= self.max_threads:
+                return False
+            into.add(thread)
+            if thread not in (self._abandoned if into is self._blocked else self._blocked):
+                self._excused += 1
+        self._replace()
         return True
 
-    def saturated(self) -> bool:
-        """Whether some task is waiting for a thread to come free."""
-        return self._queued > 0
+    def _unexcuse(self, thread: threading.Thread, into: set[threading.Thread]) -> None:
+        with self._lock:
+            if thread in into:
+                into.discard(thread)
+                if thread not in (self._abandoned if into is self._blocked else self._blocked):
+                    self._excused -= 1
+
+    def block(self) -> bool:
+        """This thread (when it is the pool's) waits for a nested batch: let another take its
+        place.  Whether it was excused (then :meth:`unblock` it when the wait ends)."""
+        if not getattr(self._local, "worker", False):
+            return False
+        return self._excuse(threading.current_thread(), self._blocked)
+
+    def unblock(self) -> None:
+        self._unexcuse(threading.current_thread(), self._blocked)
+
+    def abandon(self, thread: threading.Thread) -> bool:
+        """``thread`` runs a call past its timeout: it stops counting against the cap, unless
+        ``max_threads`` threads are abandoned already.  Whether it was."""
+        return self._excuse(thread, self._abandoned)
+
+    def reclaim(self) -> None:
+        """This thread's call has returned: it counts again (if it was abandoned)."""
+        self._unexcuse(threading.current_thread(), self._abandoned)
+
+    def is_worker(self) -> bool:
+        """Whether this thread is one of the pool's."""
+        return getattr(self._local, "worker", False) is True
 
     def threads(self) -> list[threading.Thread]:
         """The pool's threads now, idle or not."""
         with self._lock:
             return list(self._threads)
 
-    def _work(self, tasks: queue.SimpleQueue[Callable[[], None]]) -> None:
+    def abandoned(self) -> int:
+        with self._lock:
+            return len(self._abandoned)
+
+    def _work(
+        self, tasks: queue.SimpleQueue[Callable[[], None]], fn: Callable[[], None] | None
+    ) -> None:
         import queue
 
+        self._local.worker = True
+        me = threading.current_thread()
         while True:
-            try:
-                fn = tasks.get(timeout=self.idle_seconds)
-            except queue.Empty:
-                with self._lock:
-                    if self._idle:  # no task is on its way to this thread: retire
-                        self._idle -= 1
-                        self._threads.discard(threading.current_thread())
-                        return
-                continue
+            if fn is None:
+                try:
+                    fn = tasks.get(timeout=self.idle_seconds)
+                except queue.Empty:
+                    with self._lock:
+                        if self._idle:  # no task is on its way to this thread: retire
+                            self._idle -= 1
+                            self._threads.discard(me)
+                            return
+                    continue
             try:
                 fn()
             except BaseException:  # noqa: BLE001, S110 - the thread the pool counts lives on
                 pass
+            fn = None
             with self._lock:
                 if self._queued:
                     self._queued -= 1  # this thread takes a task that waited for one
+                elif len(self._threads) - self._excused > self.max_threads:
+                    self._threads.discard(me)  # a replacement took this thread's place
+                    return
                 else:
                     self._idle += 1
 
@@ -8720,12 +8826,25 @@ _fork_generation = 0  # counts forks into this process, so state from before one
 def set_max_threads(n: int) -> int:
     """Set the most worker threads the process runs for all executors together (at least 1;
     :data:`DEFAULT_MAX_THREADS` to begin with) and return the previous cap.  Calls beyond it
-    wait for a thread; a batch run from inside a call still finishes at the cap, because the
-    thread waiting for it runs its calls itself while no pool thread is free."""
+    wait for a thread, their deadlines running.  Neither a thread waiting for a batch run from
+    inside its call (so nested batches finish at the cap) nor an abandoned one (see
+    :func:`abandoned_threads`) counts against the cap."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError("agenttool: the thread cap must be a positive integer")
     previous, _workers.max_threads = _workers.max_threads, n
     return previous
+
+
+def abandoned_threads() -> int:
+    """How many worker threads are running a call past its timeout now.
+
+    Python cannot stop a thread: a sync tool that ignores :func:`cancelled` keeps its thread
+    after its call timed out.  Such a thread counts against neither the thread cap nor its
+    executor's ``max_parallel`` (a fresh thread takes its place), until it returns; at most
+    as many threads as the cap are abandoned so, each reported by a warning on the
+    ``agenttool`` logger.  Past that bound they count again, and calls wait for a thread
+    (their deadlines running).  Tools that must be stoppable belong in a process."""
+    return _workers.abandoned()
 
 
 def _after_fork_in_child() -> None:
@@ -8747,9 +8866,22 @@ class _Bounds:
     running, one call at a time per resource, and a sequential tool's call beside nothing.
 
     A call that does not fit waits in line; each call leaving lets in, in order, the waiting
-    calls that fit then (none jumps a waiting sequential call)."""
+    calls that fit then (none jumps a waiting sequential call).  A call that timed out while
+    its tool goes on running (late) gives up its place among the ``limit`` but keeps its
+    resource closed, and a sequential call waits for it as for any running call: the calls
+    it keeps waiting are timed from then (see :meth:`_Batch.wait_behind`)."""
 
-    __slots__ = ("limit", "lock", "running", "held", "alone", "line", "alone_waiting", "generation")
+    __slots__ = (
+        "limit",
+        "lock",
+        "running",
+        "held",
+        "alone",
+        "line",
+        "alone_waiting",
+        "generation",
+        "late",
+    )
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -8760,12 +8892,13 @@ class _Bounds:
         self.line: collections.deque[_JobState] = collections.deque()
         self.alone_waiting = 0  # sequential calls in line: nothing arriving jumps them
         self.generation = _fork_generation
+        self.late: list[_JobState] = []  # timed out, their tools still running
 
     def _fits(self, s: _JobState) -> bool:
         return (
             self.running < self.limit
             and not self.alone
-            and (not s.alone or self.running == 0)
+            and (not s.alone or (self.running == 0 and not self.late))
             and not (s.resource and s.resource in self.held)
         )
 
@@ -8775,10 +8908,19 @@ class _Bounds:
         if s.resource:
             self.held.add(s.resource)
         s.admitted = True
+        s.holds = True
+
+    def _blocker(self, s: _JobState) -> _JobState | None:
+        """The late call that keeps ``s`` waiting, if one does."""
+        for late in self.late:
+            if late.alone or s.alone or (s.resource and s.resource == late.resource):
+                return late
+        return None
 
     def enter(self, s: _JobState, wait: bool = True) -> bool:
         """Take a place for ``s`` now (``True``), or put it in line (``False``; with
-        ``wait=False`` it is left out instead)."""
+        ``wait=False`` it is left out instead).  In line, ``s.behind`` names the late call
+        that keeps it waiting, if one does."""
         with self.lock:
             if self._fits(s) and not self.alone_waiting:
                 self._take(s)
@@ -8786,15 +8928,42 @@ class _Bounds:
             if wait:
                 self.line.append(s)
                 self.alone_waiting += s.alone
+                s.behind = self._blocker(s)
             return False
 
-    def leave(self, s: _JobState) -> list[_JobState]:
-        """Give up ``s``'s place; the waiting calls let in, to be launched by the caller."""
+    def remove(self, s: _JobState) -> bool:
+        """Take ``s`` out of line; whether it was there."""
         with self.lock:
-            self.running -= 1
-            self.alone = False
-            self.held.discard(s.resource)
-            s.admitted = False
+            try:
+                self.line.remove(s)
+            except ValueError:
+                return False
+            self.alone_waiting -= s.alone
+            return True
+
+    def leave(self, s: _JobState, late: bool = False) -> tuple[list[_JobState], list[_JobState]]:
+        """Give up ``s``'s place: all of it, or with ``late`` (its call timed out, its tool
+        still runs) only its place among the ``limit``.  The calls that lets in, to be
+        launched by the caller, and with ``late`` the calls in line that ``s`` now keeps
+        waiting."""
+        with self.lock:
+            if s.admitted:
+                self.running -= 1
+                s.admitted = False
+            blocked: list[_JobState] = []
+            if late:
+                self.late.append(s)
+                for waiting in self.line:
+                    if waiting.behind is None and self._blocker(waiting) is s:
+                        waiting.behind = s
+                        blocked.append(waiting)
+            elif s.holds:
+                s.holds = False
+                if s in self.late:
+                    self.late.remove(s)
+                if s.alone:
+                    self.alone = False
+                self.held.discard(s.resource)
             let_in: list[_JobState] = []
             line, i = self.line, 0
             while i < len(line) and self.running < self.limit and not self.alone:
@@ -8808,7 +8977,7 @@ class _Bounds:
                     break
                 else:
                     i += 1
-            return let_in
+            return let_in, blocked
 
     def withdraw(self, batch: _Batch) -> list[_JobState]:
         """Take a cancelled batch's calls out of line."""
@@ -8874,19 +9043,20 @@ class _Batch:
         if parent is not None and parent.bounds is bounds:
             bounds = _Bounds(executor.max_parallel)  # run from one of this executor's calls
         self.bounds = bounds
-        known: dict[int, tuple[bool, str]] = {}  # a batch often calls one tool many times
+        known: dict[int, tuple[bool, str, tuple[str, float] | None]] = {}  # often one tool
         props = [
             known[id(j.tool)]
             if id(j.tool) in known
-            else known.setdefault(id(j.tool), _job_bounds(j))
+            else known.setdefault(id(j.tool), (*_job_bounds(j), _job_clock(j, executor)))
             for j in jobs
         ]
-        self.chains = executor._chains(props)
+        self.chains = executor._chains([(alone, resource) for alone, resource, _ in props])
         self.following = [-1] * len(jobs)
         for chain in self.chains:
             for a, b in zip(chain, chain[1:]):
                 self.following[a] = b
-        self.states = [_JobState(i, self, *props[i]) for i in range(len(jobs))]
+        self.states = [_JobState(i, self, *props[i][:2]) for i in range(len(jobs))]
+        self.clocks = [clock for _, _, clock in props]  # (tool name, timeout) where one is set
         self.lock = threading.Lock()
         self.cancelled = False
         self.runs: collections.deque[_JobState] = collections.deque()
@@ -8925,19 +9095,24 @@ class _Batch:
             following = self.waiting.popleft()
         except IndexError:  # another of the batch's threads took the last one meanwhile
             return None
-        s.admitted = False
-        following.admitted = True
+        s.admitted = s.holds = False
+        following.admitted = following.holds = True
         return following
 
     def _offer(self, s: _JobState) -> None:
-        """The job's turn in its chain has come: run it when its bounds let it in."""
+        """The job's turn in its chain has come: run it when its bounds let it in (a job
+        that waits there behind a call that timed out and still runs is timed from now)."""
         call = self.jobs[s.index].call
-        if self.cancelled:
+        if s.finished:  # timed out while it waited for a late call before it
+            self._returned(s)
+        elif self.cancelled:
             self._skip(s, _not_started(call))
         elif self.jobs[s.index].tool is None:
             self._skip(s, NoTool(f'no tool for call "{call.id}"'))
         elif self.bounds.enter(s):
             self._launch(s)
+        elif s.behind is not None:
+            self._arm(s)
 
     def _skip(self, s: _JobState, error: BaseException) -> None:
         """Complete a job whose tool will not run."""
@@ -8945,7 +9120,11 @@ class _Batch:
         self._returned(s)
 
     def _launch(self, s: _JobState) -> None:
-        """Start an admitted job: a task on the caller's loop, or a pool thread's turn."""
+        """Start an admitted job's clock and the job: a task on the caller's loop, or a pool
+        thread's turn."""
+        if s.started:  # its deadline passed before it could start: its place is given back
+            return
+        s.behind = None
         cancelled = self.cancelled
         if not cancelled:
             s.cancellation = cancellation = _Cancellation()
@@ -8954,7 +9133,9 @@ class _Batch:
         if cancelled:
             call = self.jobs[s.index].call
             self._skip(s, _not_started(call))
-        elif self.loop is not None and _runs_as_task(self.jobs[s.index].tool):
+            return
+        self._arm(s)
+        if self.loop is not None and _runs_as_task(self.jobs[s.index].tool):
             if threading.get_ident() == self.loop_thread:
                 self._start_task(s)
                 return
@@ -8962,16 +9143,30 @@ class _Batch:
                 self.loop.call_soon_threadsafe(self._start_task, s)
             except RuntimeError:  # the caller's loop is closed: nobody runs or reads it
                 self._skip(s, _not_started(self.jobs[s.index].call))
-        else:
-            self.runs.append(s)
+            return
+        self.runs.append(s)
+        if self.drainers >= self.bounds.limit:
+            return  # one of the batch's threads takes it (see _drain)
+        with self.lock:
             if self.drainers >= self.bounds.limit:
-                return  # one of the batch's threads takes it (see _drain)
+                return
+            self.drainers += 1
+        try:
+            _workers.submit(self._drain)
+        except _NoThread as exc:
             with self.lock:
-                if self.drainers >= self.bounds.limit:
-                    return
-                self.drainers += 1
-            if not _workers.submit(self._drain):
-                self.post(None)  # no thread free: wake the consumer, which may run it itself
+                self.drainers -= 1
+                alone = self.drainers == 0  # no thread of the batch will take what waits
+            while alone:
+                try:
+                    waiting = self.runs.popleft()
+                except IndexError:
+                    break
+                error = RuntimeError(
+                    f'agenttool: no thread could be started to run call "'
+                    f'{self.jobs[waiting.index].call.id}" and none is free ({exc}); it did not run'
+                )
+                self._skip(waiting, error)
 
     def _start_task(self, s: _JobState) -> None:
         task = self.context.copy().run(self.loop.create_task, self.executor._arun_job(self, s))
@@ -9005,42 +9200,53 @@ class _Batch:
                 continue
             self.executor._perform(self, s)
 
-    def help(self, only_without_threads: bool = False) -> bool:
-        """Run a waiting call on the consumer's thread when no pool thread is free for it
-        (what keeps nested batches live at the cap); whether one ran."""
-        if not self.runs or not _workers.saturated():
-            return False
-        if only_without_threads and _workers.threads():
-            return False
-        try:
-            s = self.runs.popleft()
-        except IndexError:
-            return False
-        self.executor._perform(self, s)
+    def claim(self, s: _JobState) -> bool:
+        """This thread (or task) takes the job to run it: ``False`` when its deadline passed
+        first and it was dropped."""
+        with s.lock:
+            if s.started:
+                return False
+            s.started = True
         return True
 
     def _returned(self, s: _JobState) -> None:
-        """The job's tool is not running (any more, or ever): free its place in the bounds,
-        launch whoever that lets in, and move its chain on once the consumer has its final
-        event.  Once per job."""
+        """The job's tool is not running (any more, or ever): free what it holds in the
+        bounds, launch whoever that lets in, and move its chain on once the consumer has its
+        final event.  Once per job."""
         with s.lock:
             if s.returned:
                 return
             s.returned = True
-            follow = s.taken
+            follow = s.taken and not s.followed
+            s.followed = s.followed or follow
+            waiter, s.waiter = s.waiter, None
         if s.admitted:
+            self._free_place(s)
+        elif s.holds:  # late: its place among max_parallel went when it timed out
+            for other in self.bounds.leave(s)[0]:
+                other.batch._launch(other)
+        if follow:
+            self._follow(s)
+        if waiter is not None:
+            waiter.batch._offer(waiter)
+
+    def _free_place(self, s: _JobState, late: bool = False) -> None:
+        """Give up the place of ``s`` (with ``late``, only among max_parallel: its tool runs
+        on past its timeout) and let in whoever fits."""
+        if not late:
             following = self._hand_on(s)
             if following is not None:
                 self._launch(following)
-            else:
-                for other in self.bounds.leave(s):
-                    other.batch._launch(other)
-                try:  # the batch's next waiting call queues for a place like any other
-                    self._offer(self.waiting.popleft())
-                except IndexError:
-                    pass
-        if follow:
-            self._follow(s)
+                return
+        let_in, blocked = self.bounds.leave(s, late)
+        for other in let_in:
+            other.batch._launch(other)
+        for other in blocked:
+            other.batch._arm(other)
+        try:  # the batch's next waiting call queues for a place like any other
+            self._offer(self.waiting.popleft())
+        except IndexError:
+            pass
 
     def taken(self, s: _JobState) -> None:
         """The consumer has the job's final event (and has resumed past it)."""
@@ -9048,18 +9254,33 @@ class _Batch:
             return  # the last of its chain: nothing waits for this
         with s.lock:
             s.taken = True
-            follow = s.returned
+            follow = (s.returned or s.late) and not s.followed
+            s.followed = s.followed or follow
         if follow:
             self._follow(s)
 
     def _follow(self, s: _JobState) -> None:
+        """Offer the next call of the chain of ``s``; while a late call before it still runs,
+        it waits for that call instead, timed from now."""
         following = self.following[s.index]
-        if following >= 0:
-            self._offer(self.states[following])
+        if following < 0:
+            return
+        n = self.states[following]
+        holder = s if s.late else s.behind
+        if holder is not None and holder.batch is self:
+            with holder.lock:
+                if not holder.returned:
+                    holder.waiter = n
+                    n.behind = holder
+            if n.behind is holder:
+                self._arm(n)
+                return
+        self._offer(n)
 
     def cancel(self) -> None:
         """Running tools see :func:`cancelled`; every job not started completes now, even
-        one whose turn in its chain would come only after a tool that never returns."""
+        one whose turn in its chain would come only after a tool that never returns, and so
+        does a job waiting for its approver or ``on_start``, whose tool then never runs."""
         with self.lock:
             if self.cancelled:
                 return
@@ -9081,15 +9302,18 @@ class _Batch:
                 s = self.runs.popleft()
             except IndexError:
                 break
-            self._skip(s, _not_started(self.jobs[s.index].call))
+            if self.claim(s):
+                self._skip(s, _not_started(self.jobs[s.index].call))
         for s in self.states:
             with s.lock:
                 cancellation = s.cancellation
-                stuck = s.finished and not s.returned
+                deciding = s.started and not s.in_tool and not s.returned
             if cancellation is not None:
                 cancellation.cancel()
-                if stuck:
-                    self._end_chain_after(s)
+            if deciding:
+                s.finish(None, _not_started(self.jobs[s.index].call))
+            if s.finished and not s.returned:
+                self._end_chain_after(s)
 
     def _end_chain_after(self, s: _JobState) -> None:
         """In a cancelled batch, complete now the chain's calls waiting behind ``s``, a
@@ -9099,12 +9323,20 @@ class _Batch:
             self.states[following].finish(None, _not_started(self.jobs[following].call))
             following = self.following[following]
 
-    def arm(self, s: _JobState, tool: str, seconds: float) -> None:
-        """Start the job's clock, just before its tool runs."""
+    def _arm(self, s: _JobState) -> None:
+        """Start the job's clock (once): when it is let in to run, or when it begins to wait
+        for a call that timed out and still runs."""
+        clock = self.clocks[s.index]
+        if clock is None:
+            return
         import heapq
         import time
 
+        tool, seconds = clock
         with self.lock:
+            if s.armed:
+                return
+            s.armed = True
             heapq.heappush(self.deadlines, (time.monotonic() + seconds, s.index, tool, seconds))
         self.post(None)  # the consumer waits no longer than this deadline
 
@@ -9123,18 +9355,63 @@ class _Batch:
                 expired.append(heapq.heappop(self.deadlines))
             wait = self.deadlines[0][0] - now if self.deadlines else None
         for _, index, tool, seconds in expired:
-            s = self.states[index]
-            if s.finish(None, TimeoutError(f'tool "{tool}" timed out after {seconds:g} s')):
-                _log(
-                    _WARNING,
-                    f'tool "{tool}" (call "{self.jobs[index].call.id}") timed out after'
-                    f" {seconds:g} s",
-                )
-                assert s.cancellation is not None
-                s.cancellation.cancel()
-                if self.cancelled:
-                    self._end_chain_after(s)
+            self._time_out(self.states[index], tool, seconds)
         return wait
+
+    def _time_out(self, s: _JobState, tool: str, seconds: float) -> None:
+        """Complete a job past its deadline wherever it is: waiting (it never runs), deciding
+        or running (its tool sees :func:`cancelled`; a thread that does not return stops
+        counting against the bounds)."""
+        if s.finished:
+            return
+        behind = s.behind
+        if not s.admitted:
+            self.bounds.remove(s)
+        dropped = self.claim(s)
+        message = f'tool "{tool}" timed out after {seconds:g} s'
+        if dropped and behind is not None:
+            message += ": " + _held_by(s, behind)
+        if not s.finish(None, TimeoutError(message)):
+            return
+        _log(
+            _WARNING,
+            f'tool "{tool}" (call "{self.jobs[s.index].call.id}")' + message[len(tool) + 7 :],
+        )
+        if s.cancellation is not None:
+            s.cancellation.cancel()
+        if dropped:
+            if behind is not None:
+                with behind.lock:
+                    if behind.waiter is s:
+                        behind.waiter = None
+            self._returned(s)
+            return
+        if s.thread is not None:
+            self._abandon(s, tool, seconds)
+        if self.cancelled:
+            self._end_chain_after(s)
+
+    def _abandon(self, s: _JobState, tool: str, seconds: float) -> None:
+        """A thread's call timed out and its tool runs on: free its thread and its place
+        among max_parallel; its resource stays closed until the tool returns."""
+        with s.lock:
+            if s.returned:
+                return
+            s.late = True
+        thread = s.thread
+        freed = thread is not None and _workers.abandon(thread)
+        count = _workers.abandoned()
+        _log(
+            _WARNING,
+            f'tool "{tool}" (call "{self.jobs[s.index].call.id}") runs on past its timeout of'
+            f" {seconds:g} s: "
+            + (
+                f"its thread no longer counts against the thread cap ({count} abandoned)"
+                if freed
+                else f"{count} threads are abandoned already, so its thread still counts"
+            ),
+        )
+        self._free_place(s, late=True)
 
     def event_of(self, item: Any) -> Event | None:
         """The event an outbox item stands for: a final event as posted, a job's latest
@@ -9160,26 +9437,56 @@ class _Batch:
             time.sleep(0.005)
 
 
+def _job_clock(job: Job, executor: Executor) -> tuple[str, float] | None:
+    """``(tool name, timeout)`` of a job whose tool (or executor) sets a timeout; a tool
+    whose properties cannot be read has none (its call fails when it runs)."""
+    if job.tool is None:
+        return None
+    try:
+        seconds = timeout_of(job.tool) or executor.timeout
+        name = job.tool.name
+    except Exception:  # noqa: BLE001 - reported by the job, not here
+        return None
+    return (name, seconds) if seconds and isinstance(name, str) else None
+
+
+def _held_by(s: _JobState, late: _JobState) -> str:
+    """Why ``s`` waited until its deadline: a late call before it, still running."""
+    job = late.batch.jobs[late.index]
+    who = f'call "{job.call.id}" (tool "{_safe_name(job.tool)}")'
+    if late.resource and late.resource == s.resource:
+        return f'resource "{s.resource}" is held by {who}, which timed out and has not returned'
+    if late.alone:
+        return f"{who}, which runs beside nothing, timed out and has not returned"
+    return f"{who}, before it in its chain, timed out and has not returned"
+
+
 def _next_event(
     batch: _Batch, outbox: queue.SimpleQueue[Any], cancel: threading.Event | None
 ) -> Event:
     """The next event of a batch for a consumer that waits on its thread: meanwhile it passes
-    ``cancel`` on (a ``threading.Event`` cannot call back, so it is looked at every 50 ms),
-    enforces deadlines, and runs a waiting call itself when no pool thread is free."""
+    ``cancel`` on (a ``threading.Event`` cannot call back, so it is looked at every 50 ms) and
+    enforces deadlines.  It never runs a call: a pool thread waiting here lets another thread
+    take its place instead (see _WorkerPool)."""
     import queue
 
     while True:
         if cancel is not None and cancel.is_set():
             batch.cancel()
         wait = batch.expire()
-        if batch.help():
-            continue
         if cancel is not None and not batch.cancelled:
             wait = _POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS)
         try:
-            item = outbox.get(timeout=wait)
+            item = outbox.get_nowait()
         except queue.Empty:
-            continue
+            blocked = _workers.block()
+            try:
+                item = outbox.get(timeout=wait)
+            except queue.Empty:
+                continue
+            finally:
+                if blocked:
+                    _workers.unblock()
         event = batch.event_of(item)
         if event is not None:
             return event
@@ -9572,8 +9879,6 @@ class Executor:
                     batch.cancel()
                 wait = batch.expire()
                 if not inbox:
-                    if batch.help(only_without_threads=True):
-                        continue
                     if polled is not None and not batch.cancelled:
                         wait = _POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS)
                     waiting[0] = waiter = loop.create_future()
@@ -9619,10 +9924,15 @@ class Executor:
 
     def _perform(self, batch: _Batch, s: _JobState) -> None:
         """Run one job on this thread and complete it; nothing raised gets past here."""
+        if not batch.claim(s):
+            return  # its deadline passed while it waited for a thread
+        s.thread = threading.current_thread()
         try:
             result, error = batch.context.copy().run(self._traced_job, batch, s)
         except BaseException as exc:  # noqa: BLE001 - the job still completes, once
             result, error = None, self._internal_failure(batch, s, exc)
+        if s.late:
+            _workers.reclaim()
         s.finish(result, error)
         batch._returned(s)
 
@@ -9659,7 +9969,7 @@ class Executor:
         admitted = self._admit_job(batch, s)
         if isinstance(admitted, BaseException):
             return None, admitted
-        call, name, timeout, limit = admitted
+        call, name, limit = admitted
         job = batch.jobs[s.index]
         assert job.tool is not None
         key = self._cache_key(job.tool, call)
@@ -9668,8 +9978,8 @@ class Executor:
             if hit is not None:
                 s.cached = True
                 return hit, None
-        if timeout:
-            batch.arm(s, name, timeout)
+        if not self._enter_tool(s):
+            return None, _not_started(call)
         try:
             returned = job.tool.execute(call)
         except BaseException as exc:  # noqa: BLE001 - SystemExit too: the job's failure
@@ -9685,6 +9995,8 @@ class Executor:
         timeout) completes the job as cancelled."""
         result: Result | None
         error: BaseException | None
+        if not batch.claim(s):
+            return  # its deadline passed before its task began
         try:
             tracer = self.tracer or _run_tracer.get()
             if tracer is None:
@@ -9711,7 +10023,7 @@ class Executor:
         admitted = self._admit_job(batch, s)
         if isinstance(admitted, BaseException):
             return None, admitted
-        call, name, timeout, limit = admitted
+        call, name, limit = admitted
         job = batch.jobs[s.index]
         assert isinstance(job.tool, FunctionTool)
         key = self._cache_key(job.tool, call)
@@ -9720,8 +10032,8 @@ class Executor:
         if hit is not None:
             s.cached = True
             return hit, None
-        if timeout:
-            batch.arm(s, name, timeout)
+        if not self._enter_tool(s):
+            return None, _not_started(call)
         try:
             value = job.tool._begin(call)
             if inspect.isawaitable(value):
@@ -9740,10 +10052,11 @@ class Executor:
 
     def _admit_job(
         self, batch: _Batch, s: _JobState
-    ) -> tuple[Call, str, float | None, int | None] | BaseException:
+    ) -> tuple[Call, str, int | None] | BaseException:
         """Step 1: install the call's scope and run ``on_start``; the call to run (a check
-        placed here, such as an approval, may answer with another), the tool's name, timeout
-        and output limit, or the error that completes the job instead."""
+        placed here, such as an approval, may answer with another), the tool's name and
+        output limit, or the error that completes the job instead.  (Its timeout was read
+        when it was let in: its clock runs from then.)"""
         job = batch.jobs[s.index]
         call = job.call
         assert s.cancellation is not None
@@ -9753,7 +10066,7 @@ class Executor:
             name = job.tool.name  # type: ignore[union-attr]
             if not isinstance(name, str):
                 raise TypeError(f"its name is a {type(name).__name__}, not a str")
-            timeout = timeout_of(job.tool) or self.timeout  # type: ignore[arg-type]
+            timeout_of(job.tool)  # type: ignore[arg-type]
             limit = max_output_of(job.tool) or self.max_output  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - a broken tool fails its own call only
             error = RuntimeError(
@@ -9792,7 +10105,18 @@ class Executor:
                 )
                 refusal.__cause__ = exc
                 return refusal
-        return call, name, timeout, limit
+        return call, name, limit
+
+    @staticmethod
+    def _enter_tool(s: _JobState) -> bool:
+        """Past its approval and ``on_start``, the job's tool is about to run: ``False`` when
+        the job was cancelled or timed out meanwhile (cancel wins: the tool never runs)."""
+        assert s.cancellation is not None
+        with s.lock:
+            if s.cancellation.is_set:
+                return False
+            s.in_tool = True
+        return True
 
     def _shown(self, error: BaseException, name: str, limit: int | None) -> BaseException:
         """The job's error as the model may read it: under the error policy (see
