@@ -1,0 +1,168 @@
+"""Isolated tools: a tool made with isolated=True runs in a worker process that a timeout or a
+cancel kills, and whose crash fails only its own call."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import unittest
+from typing import Any
+
+import agenttool as at
+from test_agenttool import limit_test_time, slow
+from testdata import isolated_tools as tools
+
+POSIX = os.name == "posix"
+limit_test_time()
+
+
+def run_one(t: at.Tool, args: str = "{}") -> at.Event:
+    events = list(at.Executor().execute([at.Job(t, at.Call("c1", args))]))
+    return [e for e in events if e.final][0]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@unittest.skipUnless(POSIX, "signals and worker pids are checked the POSIX way")
+class TestStopped(unittest.TestCase):
+
+    def test_an_endless_loop_and_a_sleep_are_stopped_at_their_timeout(self) -> None:
+        for fn in (tools.spin, tools.nap):
+            with self.subTest(fn.__name__):
+                t = at.tool(fn, isolated=True, timeout=0.5, resource="r")
+                following = at.tool(tools.pid, isolated=True, resource="r")
+                before = {p.pid for p in _children()}
+                jobs = [at.Job(t, at.Call("a", "{}")), at.Job(following, at.Call("b", "{}"))]
+                events = [e for e in at.Executor().execute(jobs) if e.final]
+                self.assertIsInstance(events[0].error, TimeoutError)
+                self.assertEqual(str(events[0].error), f'tool "{fn.__name__}" timed out after 0.5 s')
+                self.assertIsNone(events[1].error)
+                self.assertIsInstance(events[1].result.structured, int)
+                gone = before - {p.pid for p in _children()}
+                for p in gone:
+                    self.assertFalse(alive(p))
+
+    def test_a_cancel_stops_a_running_isolated_call(self) -> None:
+        t = at.tool(tools.nap, isolated=True)
+        cancel = threading.Event()
+        threading.Timer(0.5, cancel.set).start()
+        events = [e for e in at.Executor().execute([at.Job(t, at.Call("a", "{}"))], cancel) if e.final]
+        self.assertIsInstance(events[0].error, at.Cancelled)
+
+
+@unittest.skipUnless(POSIX, "signals are POSIX")
+class TestCrashes(unittest.TestCase):
+
+    def test_a_dying_worker_fails_only_its_call(self) -> None:
+        cases = [
+            (at.tool(tools.segfault, isolated=True), r'tool "segfault" crashed: its worker process exited \(signal 11\)'),
+            (at.tool(tools.exit3, isolated=True), r'tool "exit3" crashed: its worker process exited \(exit status 3\)'),
+        ]
+        for t, message in cases:
+            with self.subTest(t.name):
+                good = at.tool(tools.add, isolated=True)
+                jobs = [at.Job(t, at.Call("a", "{}")), at.Job(good, at.Call("b", '{"a": 1, "b": 2}'))]
+                events = {e.index: e for e in at.Executor().execute(jobs) if e.final}
+                self.assertIsInstance(events[0].error, at.WorkerCrash)
+                self.assertRegex(str(events[0].error), message)
+                self.assertEqual(events[1].result.output, "3")
+
+    def test_allocating_past_max_memory_fails_the_call(self) -> None:
+        t = at.tool(tools.hog, isolated=True, max_memory=256 << 20)
+        event = run_one(t)
+        self.assertIsInstance(event.error, MemoryError)
+        self.assertEqual(run_one(at.tool(tools.add, isolated=True), '{"a": 2, "b": 2}').result.output, "4")
+
+    def test_an_exception_in_the_worker_is_the_call_s_error(self) -> None:
+        event = run_one(at.tool(tools.fails, isolated=True))
+        self.assertIsInstance(event.error, ValueError)
+        self.assertEqual(str(event.error), "bad input")
+
+
+class TestRefusedWhenMade(unittest.TestCase):
+    def test_what_a_worker_cannot_import_is_refused(self) -> None:
+        def local() -> str:
+            return ""
+
+        with self.assertRaisesRegex(ValueError, "module-level function importable by name"):
+            at.tool(local, isolated=True)
+        with self.assertRaisesRegex(ValueError, "lambda"):
+            at.new("l", "", lambda: "", isolated=True)
+
+    def test_an_async_tool_is_refused(self) -> None:
+        async def coro() -> str:
+            return ""
+
+        with self.assertRaisesRegex(ValueError, "async def tool cannot be isolated"):
+            at.tool(coro, isolated=True)
+
+    def test_max_memory_needs_isolation_and_a_positive_size(self) -> None:
+        with self.assertRaisesRegex(ValueError, "needs isolated=True"):
+            at.tool(tools.add, max_memory=1 << 20)
+        with self.assertRaisesRegex(ValueError, "max_memory must be a positive"):
+            at.tool(tools.add, isolated=True, max_memory=-1)
+
+
+def _children() -> list[Any]:
+    import multiprocessing
+
+    return multiprocessing.active_children()
+
+
+@unittest.skipUnless(POSIX, "process counting reads /proc or ps")
+class TestNothingLeft(unittest.TestCase):
+    def test_a_child_that_exits_leaves_no_worker(self) -> None:
+        root = os.path.dirname(os.path.abspath(__file__))
+        for ending in ("normal", "exception", "sigterm"):
+            with self.subTest(ending):
+                script = textwrap.dedent(f"""
+                    import os, signal, sys
+                    sys.path.insert(0, {root!r})
+                    import agenttool as at
+                    from testdata import isolated_tools as tools
+                    t = at.tool(tools.pid, isolated=True)
+                    ev = [e for e in at.Executor().execute([at.Job(t, at.Call("a", "{{}}"))]) if e.final]
+                    print(ev[0].result.output, flush=True)
+                    if {ending!r} == "exception":
+                        raise SystemExit("bye")
+                    if {ending!r} == "sigterm":
+                        os.kill(os.getpid(), signal.SIGTERM)
+                """)
+                out = subprocess.run(
+                    [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+                )
+                worker = int(out.stdout.split()[0])
+                for _ in range(100):
+                    if not alive(worker):
+                        break
+                    time.sleep(0.05)
+                self.assertFalse(alive(worker), f"worker {worker} left after {ending}")
+
+
+@slow
+@unittest.skipUnless(POSIX, "pids are POSIX")
+class TestMany(unittest.TestCase):
+    def test_200_timeouts_leave_no_process_and_no_thread(self) -> None:
+        t = at.tool(tools.spin, isolated=True, timeout=0.05)
+        threads = threading.active_count()
+        for i in range(200):
+            event = run_one(t)
+            self.assertIsInstance(event.error, TimeoutError)
+        time.sleep(0.5)
+        self.assertLessEqual(len(at._processes.workers()), os.cpu_count() or 1)
+        self.assertEqual([p for p in _children() if p not in at._processes.workers()], [])
+        self.assertLessEqual(threading.active_count(), threads + 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
