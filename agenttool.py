@@ -8705,14 +8705,12 @@ def _check_isolated(t: Any, isolated: Any, max_memory: Any) -> None:
         return
     if t._async:
         raise ValueError(
-            f"{owner}: an async def tool cannot be isolated: its task is cancelled for real"
-            " already"
+            f"{owner}: an async def tool cannot be isolated: its task is cancelled for real already"
         )
     problem = _importable_problem(t.fn)
     if problem:
         raise ValueError(
-            f"{owner}: isolated=True needs a module-level function importable by name: "
-            f"{problem}"
+            f"{owner}: isolated=True needs a module-level function importable by name: {problem}"
         )
 
 
