@@ -7082,7 +7082,7 @@ class FunctionTool:
             if self._validator is not None:  # a raw tool reads call.args itself
                 self._validator.validate(_parse_arguments(call.args))
             if self.isolated:
-                return _processes.run(self, (call,), {})
+                return _processes.run(self, (Call(call.id, call.args, call.idempotency_key),), {})
             return self.fn(call)
         lenient = (self.parameters or NO_ARGS) if self.lenient else None
         args = self._checked(_parse_arguments(call.args, lenient))
@@ -8551,15 +8551,32 @@ def _importable_problem(fn: Any) -> str:
 
 
 def _isolated_worker(conn: Any) -> None:
-    """A worker process's loop: run each call sent over ``conn`` until the pipe closes."""
+    """A worker process's loop: run each call sent over ``conn`` until the pipe closes, with
+    the call's context installed: progress, records and elicitations go back over the pipe."""
     import importlib
+
+    def ask(message: tuple[str, Any]) -> Any:
+        conn.send(message)
+        kind, value = conn.recv()
+        if kind == "error":
+            raise value
+        return value
 
     while True:
         try:
             message = conn.recv()
         except (EOFError, OSError):
             return
-        module, qualname, args, kwargs, max_memory = message
+        module, qualname, args, kwargs, max_memory, call, name = message
+        scope = _Scope(
+            call,
+            name,
+            _Cancellation(),
+            lambda record: ask(("record", record)),
+            lambda question: ask(("elicit", question)),
+            lambda update: conn.send(("progress", update)),
+        )
+        token = _scope.set(scope)
         limits = None
         try:
             if max_memory:
@@ -8574,6 +8591,7 @@ def _isolated_worker(conn: Any) -> None:
         except BaseException as exc:  # noqa: BLE001 - sent back as the call's failure
             reply = ("error", exc)
         finally:
+            _scope.reset(token)
             if limits is not None:
                 import resource
 
@@ -8582,6 +8600,31 @@ def _isolated_worker(conn: Any) -> None:
             conn.send(reply)
         except Exception as exc:  # noqa: BLE001 - a value that cannot be pickled
             conn.send(("error", TypeError(f"the result cannot cross back: {exc}")))
+
+
+def _serve_worker(conn: Any, scope: _Scope | None) -> tuple[str, Any]:
+    """Read a worker's messages for its call until its outcome: progress, records and
+    elicitations are handed to the call's scope on this thread, as on a thread tool."""
+    while True:
+        kind, value = conn.recv()
+        if kind == "progress":
+            if scope is not None and scope.emit is not None:
+                scope.emit(value)
+        elif kind in ("record", "elicit"):
+            try:
+                if kind == "record":
+                    if scope is not None and scope.recorder is not None:
+                        scope.recorder(value)
+                    answer: Any = None
+                elif scope is not None and scope.elicitor is not None:
+                    answer = scope.elicitor(value)
+                else:
+                    answer = Answer(Action.CANCEL)
+                conn.send(("ok", answer))
+            except Exception as exc:  # noqa: BLE001 - the tool's to handle, as on a thread
+                conn.send(("error", exc))
+        else:
+            return kind, value
 
 
 class _Worker:
@@ -8655,7 +8698,11 @@ class _ProcessPool:
             forget = cancellation.on_cancel(worker.stop)
             try:
                 try:
-                    worker.conn.send((fn.__module__, fn.__qualname__, args, kwargs, t.max_memory))
+                    call = scope.call if scope is not None else Call("")
+                    sent = Call(call.id, call.args, call.idempotency_key)
+                    worker.conn.send(
+                        (fn.__module__, fn.__qualname__, args, kwargs, t.max_memory, sent, t.name)
+                    )
                 except Exception as exc:
                     self._give_back(worker)
                     raise TypeError(
@@ -8663,7 +8710,7 @@ class _ProcessPool:
                         f" process: {exc}"
                     ) from exc
                 try:
-                    kind, value = worker.conn.recv()
+                    kind, value = _serve_worker(worker.conn, scope)
                 except (EOFError, OSError):
                     worker.stop()
                     if cancellation.is_set:

@@ -102,6 +102,43 @@ class TestCrashes(unittest.TestCase):
         self.assertEqual(str(event.error), "bad input")
 
 
+class TestContext(unittest.TestCase):
+    def test_progress_records_and_elicitation_cross_from_the_worker(self) -> None:
+        records: list[at.Record] = []
+        executor = at.Executor(
+            recorder=records.append,
+            elicitor=lambda q: at.Answer(at.Action.ACCEPT, {}),
+        )
+        t = at.tool(tools.chatty, isolated=True)
+        events = list(executor.execute([at.Job(t, at.Call("c7", '{"n": 3}'))]))
+        updates = [e.result.output for e in events if not e.final]
+        self.assertEqual(updates, ["step 0", "step 1", "step 2"])
+        self.assertEqual(records, [at.Record("test:step", '{"n": 3}')])
+        self.assertEqual(events[-1].result.output, "accept c7 False")
+
+    def test_without_a_host_an_elicitation_is_cancel(self) -> None:
+        self.assertEqual(
+            run_one(at.tool(tools.chatty, isolated=True), '{"n": 0}').result.output,
+            "cancel c1 False",
+        )
+
+
+@unittest.skipUnless(hasattr(os, "fork"), "fork is POSIX")
+class TestFork(unittest.TestCase):
+    def test_a_forked_child_has_no_workers_of_its_parent(self) -> None:
+        run_one(at.tool(tools.pid, isolated=True))
+        self.assertTrue(at._processes.workers())
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.write(write, str(len(at._processes.workers())).encode())
+            os._exit(0)
+        os.close(write)
+        count = os.read(read, 10)
+        os.waitpid(child, 0)
+        self.assertEqual(count, b"0")
+
+
 class TestRefusedWhenMade(unittest.TestCase):
     def test_what_a_worker_cannot_import_is_refused(self) -> None:
         def local() -> str:

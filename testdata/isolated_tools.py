@@ -47,3 +47,15 @@ def hog() -> int:
 def fails() -> str:
     """Raises."""
     raise ValueError("bad input")
+
+
+def chatty(n: int) -> str:
+    """Reports progress, writes a record, asks a person, and reads its call."""
+    import agenttool as at
+
+    for i in range(n):
+        at.progress(f"step {i}", progress=i, total=n)
+    at.write_record(at.Record("test:step", f'{{"n": {n}}}'))
+    answer = at.elicit(at.Elicitation("go on?"))
+    call = at.current_call()
+    return f"{answer.action.value} {call.id if call else None} {at.cancelled()}"
