@@ -8522,7 +8522,8 @@ class _NotLoaded(_Wrapper):
 # - A worker that exits mid-call fails that call only: 'tool "x" crashed: its worker process
 #   exited (signal 11)' (or "exit status 3").
 # - Nothing is left behind: workers are daemonic (multiprocessing ends them at exit), each
-#   exits when its pipe closes (the parent gone), and a forked child forgets its parent's.
+#   exits when its pipe closes (the parent gone), on Linux a busy one is killed when its parent
+#   dies (PR_SET_PDEATHSIG), and a forked child forgets its parent's.
 # ---------------------------------------------------------------------------------------------
 
 _KILL_GRACE = 0.2  # seconds between SIGTERM and SIGKILL for a worker being stopped
@@ -8554,6 +8555,15 @@ def _isolated_worker(conn: Any) -> None:
     """A worker process's loop: run each call sent over ``conn`` until the pipe closes, with
     the call's context installed: progress, records and elicitations go back over the pipe."""
     import importlib
+
+    if sys.platform.startswith("linux"):  # die with the parent, even one killed mid-call
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
 
     def ask(message: tuple[str, Any]) -> Any:
         conn.send(message)

@@ -173,7 +173,7 @@ def _children() -> list[Any]:
 class TestNothingLeft(unittest.TestCase):
     def test_a_child_that_exits_leaves_no_worker(self) -> None:
         root = os.path.dirname(os.path.abspath(__file__))
-        for ending in ("normal", "exception", "sigterm"):
+        for ending in ("normal", "exception", "sigterm", "ctrl-c"):
             with self.subTest(ending):
                 script = textwrap.dedent(f"""
                     import os, signal, sys
@@ -188,6 +188,9 @@ class TestNothingLeft(unittest.TestCase):
                         raise SystemExit("bye")
                     if {ending!r} == "sigterm":
                         os.kill(os.getpid(), signal.SIGTERM)
+                    if {ending!r} == "ctrl-c":
+                        os.kill(os.getpid(), signal.SIGINT)
+                        signal.pause()
                 """)
                 out = subprocess.run(
                     [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
@@ -198,6 +201,29 @@ class TestNothingLeft(unittest.TestCase):
                         break
                     time.sleep(0.05)
                 self.assertFalse(alive(worker), f"worker {worker} left after {ending}")
+
+    @unittest.skipUnless(sys.platform.startswith("linux"), "PR_SET_PDEATHSIG is Linux's")
+    def test_a_busy_worker_dies_with_its_parent(self) -> None:
+        root = os.path.dirname(os.path.abspath(__file__))
+        script = textwrap.dedent(f"""
+            import os, signal, sys
+            sys.path.insert(0, {root!r})
+            import agenttool as at
+            from testdata import isolated_tools as tools
+            t = at.tool(tools.busy, isolated=True)
+            for event in at.Executor().execute([at.Job(t, at.Call("a", "{{}}"))]):
+                print(event.result.output, flush=True)
+                os.kill(os.getpid(), signal.SIGKILL)
+        """)
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        )
+        worker = int(out.stdout.split()[0])
+        for _ in range(100):
+            if not alive(worker):
+                break
+            time.sleep(0.05)
+        self.assertFalse(alive(worker), f"worker {worker} left after SIGKILL of its parent")
 
 
 @slow

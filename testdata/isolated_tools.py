@@ -59,3 +59,12 @@ def chatty(n: int) -> str:
     answer = at.elicit(at.Elicitation("go on?"))
     call = at.current_call()
     return f"{answer.action.value} {call.id if call else None} {at.cancelled()}"
+
+
+def busy() -> str:
+    """Reports its pid as progress, then loops forever."""
+    import agenttool as at
+
+    at.progress(str(os.getpid()))
+    while True:
+        pass
