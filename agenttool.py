@@ -6315,6 +6315,7 @@ class _Scope:
         "own_loop",
         "bounds",
         "inject",
+        "workers",
     )
 
     def __init__(
@@ -6329,6 +6330,7 @@ class _Scope:
         loop: Any = None,
         own_loop: bool = False,
         bounds: _Bounds | None = None,
+        workers: Any = None,
     ) -> None:
         self.call = call
         self.tool = tool
@@ -6340,6 +6342,7 @@ class _Scope:
         self.loop = loop
         self.own_loop = own_loop
         self.bounds = bounds
+        self.workers = workers  # Executor(workers=...): where isolated tools run, if not ours
 
 
 _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
@@ -8703,6 +8706,8 @@ class _ProcessPool:
         if cancellation.is_set:
             raise Cancelled(f'tool "{t.name}" was cancelled before it started')
         fn = t.fn
+        if scope is not None and scope.workers is not None:
+            return _run_foreign(scope.workers, cancellation, t, args, kwargs)
         with self._slots:
             worker = self._take()
             forget = cancellation.on_cancel(worker.stop)
@@ -8741,6 +8746,49 @@ class _ProcessPool:
 
 
 _processes = _ProcessPool()
+
+
+def _foreign_call(module: str, qualname: str, args: Any, kwargs: Any, max_memory: Any) -> Any:
+    """An isolated call on a foreign executor's worker: the call's context has no way back,
+    so progress, records and elicitations are refused there (see _FOREIGN)."""
+    import importlib
+
+    scope = _Scope(Call(""), qualname, _Cancellation(), _no_channel, _no_channel, _no_channel)
+    token = _scope.set(scope)
+    try:
+        target: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+        return target(*args, **kwargs)
+    finally:
+        _scope.reset(token)
+
+
+def _no_channel(_: Any) -> Any:
+    raise RuntimeError(
+        "agenttool: progress, write_record and elicit cannot cross back from a foreign"
+        " executor (Executor(workers=...)); the built-in worker pool carries them"
+    )
+
+
+def _run_foreign(
+    workers: Any, cancellation: _Cancellation, t: Any, args: Any, kwargs: dict[str, Any]
+) -> Any:
+    """Submit the call to ``workers`` and wait; a cancel or timeout cancels the future (what
+    a running call does then is the engine's to say)."""
+    fn = t.fn
+    future = workers.submit(_foreign_call, fn.__module__, fn.__qualname__, args, kwargs, None)
+    forget = cancellation.on_cancel(future.cancel)
+    try:
+        return future.result()
+    except BaseException as exc:
+        if cancellation.is_set and type(exc).__name__ == "CancelledError":
+            raise Cancelled(f'tool "{t.name}" was cancelled') from None
+        if type(exc).__name__ == "BrokenProcessPool":
+            raise WorkerCrash(t.name, "a worker of the foreign executor died") from exc
+        raise
+    finally:
+        forget()
 
 
 def _check_isolated(t: Any, isolated: Any, max_memory: Any) -> None:
@@ -9705,8 +9753,15 @@ class Executor:
         cache: bool | ResultCache | None = None,
         tracer: Any = None,
         record_content: bool = False,
+        workers: Any = None,
     ) -> None:
         _check_errors(errors)
+        if workers is not None and not callable(getattr(workers, "submit", None)):
+            raise TypeError(
+                "agenttool: Executor: workers must be a concurrent.futures.Executor, got"
+                f" {workers!r}"
+            )
+        self.workers = workers
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
         self.sequential = sequential
         self.recorder = recorder
@@ -10046,6 +10101,7 @@ class Executor:
             own_loop=batch.own_loop,
             bounds=batch.bounds,
             inject=self.inject,
+            workers=self.workers,
         )
         _scope.set(scope)  # in the job's own copy of the context, dropped with it
         try:

@@ -139,6 +139,29 @@ class TestFork(unittest.TestCase):
         self.assertEqual(count, b"0")
 
 
+class TestForeignExecutor(unittest.TestCase):
+    def test_a_process_pool_executor_runs_isolated_tools_with_a_chain_in_order(self) -> None:
+        import concurrent.futures
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as pool:
+            executor = at.Executor(workers=pool)
+            t = at.tool(tools.add, isolated=True, resource="r")
+            jobs = [at.Job(t, at.Call(str(i), f'{{"a": {i}, "b": 1}}')) for i in range(6)]
+            events = [e for e in executor.execute(jobs) if e.final]
+            self.assertEqual([e.index for e in events], list(range(6)))
+            self.assertEqual([e.result.output for e in events], [str(i + 1) for i in range(6)])
+            chatty = at.tool(tools.chatty, isolated=True)
+            event = [e for e in executor.execute([at.Job(chatty, at.Call("x", '{"n": 1}'))])][-1]
+            self.assertIsInstance(event.error, RuntimeError)
+            self.assertIn("cannot cross back from a foreign executor", str(event.error))
+
+    def test_workers_must_be_an_executor(self) -> None:
+        with self.assertRaisesRegex(TypeError, "workers must be a concurrent.futures.Executor"):
+            at.Executor(workers=3)
+
+
 class TestRefusedWhenMade(unittest.TestCase):
     def test_what_a_worker_cannot_import_is_refused(self) -> None:
         def local() -> str:
