@@ -13,10 +13,14 @@ import unittest
 from typing import Any
 
 import agenttool as at
-from test_agenttool import limit_test_time, slow
+from test_agenttool import limit_test_time, needs, slow
 from testdata import isolated_tools as tools
 
 POSIX = os.name == "posix"
+try:
+    import distributed
+except ImportError:
+    distributed = None
 limit_test_time()
 
 
@@ -156,6 +160,27 @@ class TestForeignExecutor(unittest.TestCase):
             event = [e for e in executor.execute([at.Job(chatty, at.Call("x", '{"n": 1}'))])][-1]
             self.assertIsInstance(event.error, RuntimeError)
             self.assertIn("cannot cross back from a foreign executor", str(event.error))
+
+    @slow
+    @needs(distributed is not None, "the distributed package (Dask) is not installed")
+    def test_a_dask_cluster_runs_a_batch_with_a_chain_in_model_order(self) -> None:
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            executor = at.Executor(workers=client.get_executor())
+            chained = at.tool(tools.add, isolated=True, resource="r")
+            free = at.tool(tools.pid, isolated=True)
+            jobs = [at.Job(chained, at.Call(f"r{i}", f'{{"a": {i}, "b": 10}}')) for i in range(4)]
+            jobs += [at.Job(free, at.Call(f"p{i}", "{}")) for i in range(4)]
+            events = [e for e in executor.execute(jobs) if e.final]
+            chain = [e for e in events if e.index < 4]
+            self.assertEqual([e.index for e in chain], [0, 1, 2, 3])
+            self.assertEqual([e.result.output for e in chain], ["10", "11", "12", "13"])
+            pids = {e.result.output for e in events if e.index >= 4}
+            self.assertNotIn(str(os.getpid()), pids)
 
     def test_workers_must_be_an_executor(self) -> None:
         with self.assertRaisesRegex(TypeError, "workers must be a concurrent.futures.Executor"):
