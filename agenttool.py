@@ -48,6 +48,7 @@ __all__ = [
     "ValidationError",
     "SchemaError",
     "ToolCrash",
+    "WorkerCrash",
     "Cancelled",
     "NoTool",
     "CloseError",
@@ -6314,6 +6315,7 @@ class _Scope:
         "own_loop",
         "bounds",
         "inject",
+        "workers",
     )
 
     def __init__(
@@ -6328,6 +6330,7 @@ class _Scope:
         loop: Any = None,
         own_loop: bool = False,
         bounds: _Bounds | None = None,
+        workers: Any = None,
     ) -> None:
         self.call = call
         self.tool = tool
@@ -6339,6 +6342,7 @@ class _Scope:
         self.loop = loop
         self.own_loop = own_loop
         self.bounds = bounds
+        self.workers = workers  # Executor(workers=...): where isolated tools run, if not ours
 
 
 _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
@@ -6962,6 +6966,8 @@ class FunctionTool:
         max_output: int | None = None,
         pageable: bool | None = None,
         cacheable: bool = False,
+        isolated: bool = False,
+        max_memory: int | None = None,
         parameters: dict[str, Any] | None = None,
         validate: bool | None = None,
         struct: bool = False,
@@ -7035,6 +7041,10 @@ class FunctionTool:
         )
         if self._async:
             _mark_coroutine_function(self)
+        self.isolated = isolated
+        self.max_memory = max_memory
+        if isolated or max_memory is not None:
+            _check_isolated(self, isolated, max_memory)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -7074,11 +7084,15 @@ class FunctionTool:
         if self._raw:
             if self._validator is not None:  # a raw tool reads call.args itself
                 self._validator.validate(_parse_arguments(call.args))
+            if self.isolated:
+                return _processes.run(self, (Call(call.id, call.args, call.idempotency_key),), {})
             return self.fn(call)
         lenient = (self.parameters or NO_ARGS) if self.lenient else None
         args = self._checked(_parse_arguments(call.args, lenient))
         if self._injected:
             args = self._with_injected(args, call)
+        if self.isolated:
+            return _processes.run(self, (), args)
         return self.fn(**args)
 
     def _checked(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -8502,6 +8516,313 @@ class _NotLoaded(_Wrapper):
 
 
 # ---------------------------------------------------------------------------------------------
+# Isolated tools: the function of a tool made with isolated=True runs in a worker process
+#
+# - Workers are started with "spawn" (never fork from a threaded process), on first use, at
+#   most os.cpu_count() at once; each takes one call at a time over its own pipe.  A worker
+#   that dies is dropped and the next call starts a fresh one.
+# - What crosses: the function by module and qualified name, the decoded keyword arguments
+#   and the returned value, pickled; an exception raised in the worker is raised again here.
+# - A cancel or a timeout of the call kills its worker (SIGTERM, then SIGKILL after
+#   _KILL_GRACE seconds) from the cancellation's hook, so the call returns at once.
+# - A worker that exits mid-call fails that call only: 'tool "x" crashed: its worker process
+#   exited (signal 11)' (or "exit status 3").
+# - Nothing is left behind: workers are daemonic (multiprocessing ends them at exit), each
+#   exits when its pipe closes (the parent gone), on Linux a busy one is killed when its parent
+#   dies (PR_SET_PDEATHSIG), and a forked child forgets its parent's.
+# ---------------------------------------------------------------------------------------------
+
+_KILL_GRACE = 0.2  # seconds between SIGTERM and SIGKILL for a worker being stopped
+
+
+class WorkerCrash(ToolCrash):
+    """An isolated tool's worker process exited during its call (a signal or an exit status)."""
+
+    def __init__(self, tool: str, how: str) -> None:
+        Exception.__init__(self, f'tool "{tool}" crashed: its worker process exited ({how})')
+        self.tool = tool
+        self.value = RuntimeError(how)
+
+
+def _importable_problem(fn: Any) -> str:
+    """Why ``fn`` cannot be found by a spawned worker ("" when it can)."""
+    name = getattr(fn, "__qualname__", "")
+    module = getattr(fn, "__module__", None)
+    if not isinstance(fn, types.FunctionType):
+        return "it is not a plain function"
+    if "<lambda>" in name or "<locals>" in name:
+        return "a lambda or a function defined inside another cannot be found by name"
+    if module in (None, "__main__"):
+        return "a function of __main__ cannot be imported by a spawned worker"
+    return ""
+
+
+def _isolated_worker(conn: Any) -> None:
+    """A worker process's loop: run each call sent over ``conn`` until the pipe closes, with
+    the call's context installed: progress, records and elicitations go back over the pipe."""
+    import importlib
+
+    if sys.platform.startswith("linux"):  # die with the parent, even one killed mid-call
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+    def ask(message: tuple[str, Any]) -> Any:
+        conn.send(message)
+        kind, value = conn.recv()
+        if kind == "error":
+            raise value
+        return value
+
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        module, qualname, args, kwargs, max_memory, call, name = message
+        scope = _Scope(
+            call,
+            name,
+            _Cancellation(),
+            lambda record: ask(("record", record)),
+            lambda question: ask(("elicit", question)),
+            lambda update: conn.send(("progress", update)),
+        )
+        token = _scope.set(scope)
+        limits = None
+        try:
+            if max_memory:
+                import resource
+
+                limits = resource.getrlimit(resource.RLIMIT_AS)
+                resource.setrlimit(resource.RLIMIT_AS, (max_memory, limits[1]))
+            target: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                target = getattr(target, part)
+            reply = ("ok", target(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - sent back as the call's failure
+            reply = ("error", exc)
+        finally:
+            _scope.reset(token)
+            if limits is not None:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_AS, limits)
+        try:
+            conn.send(reply)
+        except Exception as exc:  # noqa: BLE001 - a value that cannot be pickled
+            conn.send(("error", TypeError(f"the result cannot cross back: {exc}")))
+
+
+def _serve_worker(conn: Any, scope: _Scope | None) -> tuple[str, Any]:
+    """Read a worker's messages for its call until its outcome: progress, records and
+    elicitations are handed to the call's scope on this thread, as on a thread tool."""
+    while True:
+        kind, value = conn.recv()
+        if kind == "progress":
+            if scope is not None and scope.emit is not None:
+                scope.emit(value)
+        elif kind in ("record", "elicit"):
+            try:
+                if kind == "record":
+                    if scope is not None and scope.recorder is not None:
+                        scope.recorder(value)
+                    answer: Any = None
+                elif scope is not None and scope.elicitor is not None:
+                    answer = scope.elicitor(value)
+                else:
+                    answer = Answer(Action.CANCEL)
+                conn.send(("ok", answer))
+            except Exception as exc:  # noqa: BLE001 - the tool's to handle, as on a thread
+                conn.send(("error", exc))
+        else:
+            return kind, value
+
+
+class _Worker:
+    """One worker process and the parent's end of its pipe."""
+
+    __slots__ = ("process", "conn")
+
+    def __init__(self, context: Any) -> None:
+        parent, child = context.Pipe()
+        self.process = context.Process(
+            target=_isolated_worker, args=(child,), name="agenttool-isolated", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.conn = parent
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after a short grace; the process is reaped."""
+        process = self.process
+        if process.is_alive():
+            process.terminate()
+            process.join(_KILL_GRACE)
+            if process.is_alive():
+                process.kill()
+        process.join()
+        self.conn.close()
+
+
+class _ProcessPool:
+    """The worker processes isolated calls run in: idle ones are reused, at most ``size``
+    run at once (a call beyond waits), a dead or killed one is replaced on the next call."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every worker: a forked child has none of its parent's."""
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+        self._slots = threading.Semaphore(os.cpu_count() or 1)
+        self._context: Any = None
+
+    def workers(self) -> list[Any]:
+        """The idle workers' processes (the busy ones belong to their calls)."""
+        with self._lock:
+            return [w.process for w in self._idle]
+
+    def _take(self) -> _Worker:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.process.is_alive():
+                    return worker
+                worker.stop()
+            if self._context is None:
+                import multiprocessing
+
+                self._context = multiprocessing.get_context("spawn")
+            context = self._context
+        return _Worker(context)
+
+    def run(self, t: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run ``t.fn(*args, **kwargs)`` in a worker; stopped at once when the call is cancelled."""
+        scope = _scope.get()
+        cancellation = scope.cancellation if scope is not None else _Cancellation()
+        if cancellation.is_set:
+            raise Cancelled(f'tool "{t.name}" was cancelled before it started')
+        fn = t.fn
+        if scope is not None and scope.workers is not None:
+            return _run_foreign(scope.workers, cancellation, t, args, kwargs)
+        with self._slots:
+            worker = self._take()
+            forget = cancellation.on_cancel(worker.stop)
+            try:
+                try:
+                    call = scope.call if scope is not None else Call("")
+                    sent = Call(call.id, call.args, call.idempotency_key)
+                    worker.conn.send(
+                        (fn.__module__, fn.__qualname__, args, kwargs, t.max_memory, sent, t.name)
+                    )
+                except Exception as exc:
+                    self._give_back(worker)
+                    raise TypeError(
+                        f'agenttool: tool "{t.name}": its arguments cannot cross to the worker'
+                        f" process: {exc}"
+                    ) from exc
+                try:
+                    kind, value = _serve_worker(worker.conn, scope)
+                except (EOFError, OSError):
+                    worker.stop()
+                    if cancellation.is_set:
+                        raise Cancelled(f'tool "{t.name}" was stopped') from None
+                    code = worker.process.exitcode
+                    how = f"signal {-code}" if code and code < 0 else f"exit status {code}"
+                    raise WorkerCrash(t.name, how) from None
+            finally:
+                forget()
+            self._give_back(worker)
+        if kind == "error":
+            raise value
+        return value
+
+    def _give_back(self, worker: _Worker) -> None:
+        with self._lock:
+            self._idle.append(worker)
+
+
+_processes = _ProcessPool()
+
+
+def _foreign_call(module: str, qualname: str, args: Any, kwargs: Any, max_memory: Any) -> Any:
+    """An isolated call on a foreign executor's worker: the call's context has no way back,
+    so progress, records and elicitations are refused there (see _FOREIGN)."""
+    import importlib
+
+    scope = _Scope(Call(""), qualname, _Cancellation(), _no_channel, _no_channel, _no_channel)
+    token = _scope.set(scope)
+    try:
+        target: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+        return target(*args, **kwargs)
+    finally:
+        _scope.reset(token)
+
+
+def _no_channel(_: Any) -> Any:
+    raise RuntimeError(
+        "agenttool: progress, write_record and elicit cannot cross back from a foreign"
+        " executor (Executor(workers=...)); the built-in worker pool carries them"
+    )
+
+
+def _run_foreign(
+    workers: Any, cancellation: _Cancellation, t: Any, args: Any, kwargs: dict[str, Any]
+) -> Any:
+    """Submit the call to ``workers`` and wait; a cancel or timeout cancels the future (what
+    a running call does then is the engine's to say)."""
+    fn = t.fn
+    future = workers.submit(_foreign_call, fn.__module__, fn.__qualname__, args, kwargs, None)
+    forget = cancellation.on_cancel(future.cancel)
+    try:
+        return future.result()
+    except BaseException as exc:
+        if cancellation.is_set and type(exc).__name__ == "CancelledError":
+            raise Cancelled(f'tool "{t.name}" was cancelled') from None
+        if type(exc).__name__ == "BrokenProcessPool":
+            raise WorkerCrash(t.name, "a worker of the foreign executor died") from exc
+        raise
+    finally:
+        forget()
+
+
+def _check_isolated(t: Any, isolated: Any, max_memory: Any) -> None:
+    """Refuse, when the tool is made, an isolated tool a worker could not run."""
+    owner = f"agenttool: tool {t.name!r}"
+    if not isinstance(isolated, bool):
+        raise TypeError(f"{owner}: isolated must be a bool, got {isolated!r}")
+    if max_memory is not None:
+        _option(f"tool {t.name!r}", "max_memory", max_memory, (int,), "bytes")
+        if not isolated:
+            raise ValueError(f"{owner}: max_memory needs isolated=True (a thread has no limit)")
+        try:
+            import resource
+
+            resource.RLIMIT_AS  # noqa: B018 - present where the limit can be set
+        except (ImportError, AttributeError):
+            raise ValueError(f"{owner}: max_memory cannot be set on this platform") from None
+    if not isolated:
+        return
+    if t._async:
+        raise ValueError(
+            f"{owner}: an async def tool cannot be isolated: its task is cancelled for real already"
+        )
+    problem = _importable_problem(t.fn)
+    if problem:
+        raise ValueError(
+            f"{owner}: isolated=True needs a module-level function importable by name: {problem}"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
 # The executor
 #
 # How a batch runs, stated once:
@@ -8853,6 +9174,7 @@ def _after_fork_in_child() -> None:
     global _fork_generation, _loop, _loop_thread, _loop_lock
     _fork_generation += 1
     _workers.reset()
+    _processes.reset()
     _loop = _loop_thread = None
     _loop_lock = threading.Lock()
 
@@ -9738,8 +10060,15 @@ class Executor:
         cache: bool | ResultCache | None = None,
         tracer: Any = None,
         record_content: bool = False,
+        workers: Any = None,
     ) -> None:
         _check_errors(errors)
+        if workers is not None and not callable(getattr(workers, "submit", None)):
+            raise TypeError(
+                "agenttool: Executor: workers must be a concurrent.futures.Executor, got"
+                f" {workers!r}"
+            )
+        self.workers = workers
         self.max_parallel = max_parallel if max_parallel > 0 else DEFAULT_MAX_PARALLEL
         self.sequential = sequential
         self.recorder = recorder
@@ -10085,6 +10414,7 @@ class Executor:
             own_loop=batch.own_loop,
             bounds=batch.bounds,
             inject=self.inject,
+            workers=self.workers,
         )
         _scope.set(scope)  # in the job's own copy of the context, dropped with it
         try:

@@ -1,0 +1,296 @@
+"""Isolated tools: a tool made with isolated=True runs in a worker process that a timeout or a
+cancel kills, and whose crash fails only its own call."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import unittest
+from typing import Any
+
+import agenttool as at
+from test_agenttool import limit_test_time, needs, slow
+from testdata import isolated_tools as tools
+
+POSIX = os.name == "posix"
+try:
+    import distributed
+except ImportError:
+    distributed = None
+limit_test_time()
+
+
+def run_one(t: at.Tool, args: str = "{}") -> at.Event:
+    events = list(at.Executor().execute([at.Job(t, at.Call("c1", args))]))
+    return [e for e in events if e.final][0]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@unittest.skipUnless(POSIX, "signals and worker pids are checked the POSIX way")
+class TestStopped(unittest.TestCase):
+    def test_an_endless_loop_and_a_sleep_are_stopped_at_their_timeout(self) -> None:
+        for fn in (tools.spin, tools.nap):
+            with self.subTest(fn.__name__):
+                t = at.tool(fn, isolated=True, timeout=0.5, resource="r")
+                following = at.tool(tools.pid, isolated=True, resource="r")
+                before = {p.pid for p in _children()}
+                jobs = [at.Job(t, at.Call("a", "{}")), at.Job(following, at.Call("b", "{}"))]
+                events = [e for e in at.Executor().execute(jobs) if e.final]
+                self.assertIsInstance(events[0].error, TimeoutError)
+                self.assertEqual(
+                    str(events[0].error), f'tool "{fn.__name__}" timed out after 0.5 s'
+                )
+                self.assertIsNone(events[1].error)
+                self.assertIsInstance(events[1].result.structured, int)
+                gone = before - {p.pid for p in _children()}
+                for p in gone:
+                    self.assertFalse(alive(p))
+
+    def test_a_cancel_stops_a_running_isolated_call(self) -> None:
+        t = at.tool(tools.nap, isolated=True)
+        cancel = threading.Event()
+        threading.Timer(0.5, cancel.set).start()
+        events = [
+            e for e in at.Executor().execute([at.Job(t, at.Call("a", "{}"))], cancel) if e.final
+        ]
+        self.assertIsInstance(events[0].error, at.Cancelled)
+
+
+@unittest.skipUnless(POSIX, "signals are POSIX")
+class TestCrashes(unittest.TestCase):
+    def test_a_dying_worker_fails_only_its_call(self) -> None:
+        cases = [
+            (
+                at.tool(tools.segfault, isolated=True),
+                r'tool "segfault" crashed: its worker process exited \(signal 11\)',
+            ),
+            (
+                at.tool(tools.exit3, isolated=True),
+                r'tool "exit3" crashed: its worker process exited \(exit status 3\)',
+            ),
+        ]
+        for t, message in cases:
+            with self.subTest(t.name):
+                good = at.tool(tools.add, isolated=True)
+                jobs = [
+                    at.Job(t, at.Call("a", "{}")),
+                    at.Job(good, at.Call("b", '{"a": 1, "b": 2}')),
+                ]
+                events = {e.index: e for e in at.Executor().execute(jobs) if e.final}
+                self.assertIsInstance(events[0].error, at.WorkerCrash)
+                self.assertRegex(str(events[0].error), message)
+                self.assertEqual(events[1].result.output, "3")
+
+    def test_allocating_past_max_memory_fails_the_call(self) -> None:
+        t = at.tool(tools.hog, isolated=True, max_memory=256 << 20)
+        event = run_one(t)
+        self.assertIsInstance(event.error, MemoryError)
+        self.assertEqual(
+            run_one(at.tool(tools.add, isolated=True), '{"a": 2, "b": 2}').result.output, "4"
+        )
+
+    def test_an_exception_in_the_worker_is_the_call_s_error(self) -> None:
+        event = run_one(at.tool(tools.fails, isolated=True))
+        self.assertIsInstance(event.error, ValueError)
+        self.assertEqual(str(event.error), "bad input")
+
+
+class TestContext(unittest.TestCase):
+    def test_progress_records_and_elicitation_cross_from_the_worker(self) -> None:
+        records: list[at.Record] = []
+        executor = at.Executor(
+            recorder=records.append,
+            elicitor=lambda q: at.Answer(at.Action.ACCEPT, {}),
+        )
+        t = at.tool(tools.chatty, isolated=True)
+        events = list(executor.execute([at.Job(t, at.Call("c7", '{"n": 3}'))]))
+        updates = [e.result.output for e in events if not e.final]
+        self.assertEqual(updates, ["step 0", "step 1", "step 2"])
+        self.assertEqual(records, [at.Record("test:step", '{"n": 3}')])
+        self.assertEqual(events[-1].result.output, "accept c7 False")
+
+    def test_without_a_host_an_elicitation_is_cancel(self) -> None:
+        self.assertEqual(
+            run_one(at.tool(tools.chatty, isolated=True), '{"n": 0}').result.output,
+            "cancel c1 False",
+        )
+
+
+@unittest.skipUnless(hasattr(os, "fork"), "fork is POSIX")
+class TestFork(unittest.TestCase):
+    def test_a_forked_child_has_no_workers_of_its_parent(self) -> None:
+        run_one(at.tool(tools.pid, isolated=True))
+        self.assertTrue(at._processes.workers())
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.write(write, str(len(at._processes.workers())).encode())
+            os._exit(0)
+        os.close(write)
+        count = os.read(read, 10)
+        os.waitpid(child, 0)
+        self.assertEqual(count, b"0")
+
+
+class TestForeignExecutor(unittest.TestCase):
+    def test_a_process_pool_executor_runs_isolated_tools_with_a_chain_in_order(self) -> None:
+        import concurrent.futures
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as pool:
+            executor = at.Executor(workers=pool)
+            t = at.tool(tools.add, isolated=True, resource="r")
+            jobs = [at.Job(t, at.Call(str(i), f'{{"a": {i}, "b": 1}}')) for i in range(6)]
+            events = [e for e in executor.execute(jobs) if e.final]
+            self.assertEqual([e.index for e in events], list(range(6)))
+            self.assertEqual([e.result.output for e in events], [str(i + 1) for i in range(6)])
+            chatty = at.tool(tools.chatty, isolated=True)
+            event = [e for e in executor.execute([at.Job(chatty, at.Call("x", '{"n": 1}'))])][-1]
+            self.assertIsInstance(event.error, RuntimeError)
+            self.assertIn("cannot cross back from a foreign executor", str(event.error))
+
+    @slow
+    @needs(distributed is not None, "the distributed package (Dask) is not installed")
+    def test_a_dask_cluster_runs_a_batch_with_a_chain_in_model_order(self) -> None:
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            executor = at.Executor(workers=client.get_executor())
+            chained = at.tool(tools.add, isolated=True, resource="r")
+            free = at.tool(tools.pid, isolated=True)
+            jobs = [at.Job(chained, at.Call(f"r{i}", f'{{"a": {i}, "b": 10}}')) for i in range(4)]
+            jobs += [at.Job(free, at.Call(f"p{i}", "{}")) for i in range(4)]
+            events = [e for e in executor.execute(jobs) if e.final]
+            chain = [e for e in events if e.index < 4]
+            self.assertEqual([e.index for e in chain], [0, 1, 2, 3])
+            self.assertEqual([e.result.output for e in chain], ["10", "11", "12", "13"])
+            pids = {e.result.output for e in events if e.index >= 4}
+            self.assertNotIn(str(os.getpid()), pids)
+
+    def test_workers_must_be_an_executor(self) -> None:
+        with self.assertRaisesRegex(TypeError, "workers must be a concurrent.futures.Executor"):
+            at.Executor(workers=3)
+
+
+class TestRefusedWhenMade(unittest.TestCase):
+    def test_what_a_worker_cannot_import_is_refused(self) -> None:
+        def local() -> str:
+            return ""
+
+        with self.assertRaisesRegex(ValueError, "module-level function importable by name"):
+            at.tool(local, isolated=True)
+        with self.assertRaisesRegex(ValueError, "lambda"):
+            at.new("l", "", lambda: "", isolated=True)
+
+    def test_an_async_tool_is_refused(self) -> None:
+        async def coro() -> str:
+            return ""
+
+        with self.assertRaisesRegex(ValueError, "async def tool cannot be isolated"):
+            at.tool(coro, isolated=True)
+
+    def test_max_memory_needs_isolation_and_a_positive_size(self) -> None:
+        with self.assertRaisesRegex(ValueError, "needs isolated=True"):
+            at.tool(tools.add, max_memory=1 << 20)
+        with self.assertRaisesRegex(ValueError, "max_memory must be a positive"):
+            at.tool(tools.add, isolated=True, max_memory=-1)
+
+
+def _children() -> list[Any]:
+    import multiprocessing
+
+    return multiprocessing.active_children()
+
+
+@unittest.skipUnless(POSIX, "process counting reads /proc or ps")
+class TestNothingLeft(unittest.TestCase):
+    def test_a_child_that_exits_leaves_no_worker(self) -> None:
+        root = os.path.dirname(os.path.abspath(__file__))
+        for ending in ("normal", "exception", "sigterm", "ctrl-c"):
+            with self.subTest(ending):
+                script = textwrap.dedent(f"""
+                    import os, signal, sys
+                    sys.path.insert(0, {root!r})
+                    import agenttool as at
+                    from testdata import isolated_tools as tools
+                    t = at.tool(tools.pid, isolated=True)
+                    job = at.Job(t, at.Call("a", "{{}}"))
+                    ev = [e for e in at.Executor().execute([job]) if e.final]
+                    print(ev[0].result.output, flush=True)
+                    if {ending!r} == "exception":
+                        raise SystemExit("bye")
+                    if {ending!r} == "sigterm":
+                        os.kill(os.getpid(), signal.SIGTERM)
+                    if {ending!r} == "ctrl-c":
+                        os.kill(os.getpid(), signal.SIGINT)
+                        signal.pause()
+                """)
+                out = subprocess.run(
+                    [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+                )
+                worker = int(out.stdout.split()[0])
+                for _ in range(100):
+                    if not alive(worker):
+                        break
+                    time.sleep(0.05)
+                self.assertFalse(alive(worker), f"worker {worker} left after {ending}")
+
+    @unittest.skipUnless(sys.platform.startswith("linux"), "PR_SET_PDEATHSIG is Linux's")
+    def test_a_busy_worker_dies_with_its_parent(self) -> None:
+        root = os.path.dirname(os.path.abspath(__file__))
+        script = textwrap.dedent(f"""
+            import os, signal, sys
+            sys.path.insert(0, {root!r})
+            import agenttool as at
+            from testdata import isolated_tools as tools
+            t = at.tool(tools.busy, isolated=True)
+            for event in at.Executor().execute([at.Job(t, at.Call("a", "{{}}"))]):
+                print(event.result.output, flush=True)
+                os.kill(os.getpid(), signal.SIGKILL)
+        """)
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        )
+        worker = int(out.stdout.split()[0])
+        for _ in range(100):
+            if not alive(worker):
+                break
+            time.sleep(0.05)
+        self.assertFalse(alive(worker), f"worker {worker} left after SIGKILL of its parent")
+
+
+@slow
+@unittest.skipUnless(POSIX, "pids are POSIX")
+class TestMany(unittest.TestCase):
+    def test_200_timeouts_leave_no_process_and_no_thread(self) -> None:
+        t = at.tool(tools.spin, isolated=True, timeout=0.05)
+        threads = threading.active_count()
+        for _ in range(200):
+            event = run_one(t)
+            self.assertIsInstance(event.error, TimeoutError)
+        for _ in range(100):  # the executor's idle pool threads retire after 2 s
+            if threading.active_count() <= threads:
+                break
+            time.sleep(0.05)
+        self.assertLessEqual(len(at._processes.workers()), os.cpu_count() or 1)
+        self.assertEqual([p for p in _children() if p not in at._processes.workers()], [])
+        self.assertLessEqual(threading.active_count(), threads, threading.enumerate())
+
+
+if __name__ == "__main__":
+    unittest.main()
