@@ -42,6 +42,9 @@ def interpreter(version: str) -> pathlib.Path:
 class SdistInstall(unittest.TestCase):
     """Build the sdist, unpack it, and run the README's clone and wheel commands from it."""
 
+    work: tempfile.TemporaryDirectory[str]
+    source: pathlib.Path
+
     @classmethod
     def setUpClass(cls) -> None:
         if importlib.util.find_spec("build") is None:
@@ -71,7 +74,10 @@ class SdistInstall(unittest.TestCase):
         return python
 
     def check_installed(self, python: pathlib.Path, version: str) -> None:
-        out = run([str(python), "-c", "import agenttool; print(agenttool.__version__)"], HERE.root)
+        out = run(
+            [str(python), "-c", "import agenttool; print(agenttool.__version__)"],
+            pathlib.Path(HERE.root),
+        )
         self.assertTrue(out.strip())
         probe = "import agenttool_mcp"
         done = subprocess.run(
