@@ -38,6 +38,9 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import agenttool as at
 
+if sys.version_info < (3, 10):  # pragma: no cover - the mcp SDK and this module need 3.10
+    raise ImportError("agenttool_mcp needs Python 3.10 or later (as the mcp SDK does)")
+
 if TYPE_CHECKING:  # pragma: no cover - the SDK is imported lazily at run time
     import asyncio
     import concurrent.futures
