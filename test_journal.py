@@ -1,0 +1,86 @@
+"""The journal's storage layer (issue 18): intents, outcomes, leases, housekeeping, bad files."""
+
+import os
+import tempfile
+import threading
+import unittest
+
+import agenttool
+
+
+class JournalStorage(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "agent.db")
+        self.journal = agenttool.Journal(self.path)
+
+    def tearDown(self) -> None:
+        self.journal.close()
+        self.dir.cleanup()
+
+    def test_intent_is_read_back_with_the_same_key(self) -> None:
+        first = self.journal.intent("turn-1", "c1", "pay", "sha256:d", {"amount": 3})
+        self.assertEqual(first["status"], "intent")
+        again = agenttool.Journal(self.path).intent("turn-1", "c1", "pay", "sha256:d", {"amount": 3})
+        self.assertEqual(again["key"], first["key"])
+        self.assertFalse(again["definition_changed"])
+
+    def test_outcome_is_returned_on_resume(self) -> None:
+        self.journal.intent("r", "c1", "pay", "sha256:d", {})
+        self.journal.outcome("r", "c1", {"output": "ok"})
+        got = self.journal.intent("r", "c1", "pay", "sha256:d", {})
+        self.assertEqual((got["status"], got["outcome"]), ("done", {"output": "ok"}))
+
+    def test_changed_arguments_are_refused_and_changed_definition_is_flagged(self) -> None:
+        self.journal.intent("r", "c1", "pay", "sha256:d", {"amount": 3})
+        with self.assertRaisesRegex(agenttool.JournalError, "'c1'.*other"):
+            self.journal.intent("r", "c1", "pay", "sha256:d", {"amount": 4})
+        self.assertTrue(self.journal.intent("r", "c1", "pay", "sha256:e", {"amount": 3})["definition_changed"])
+
+    def test_lease_has_one_holder_until_it_expires(self) -> None:
+        self.journal.hold("r", "a", lease=60)
+        with self.assertRaisesRegex(agenttool.JournalError, "held by 'a'"):
+            self.journal.hold("r", "b")
+        self.journal.hold("r2", "a", lease=-1)
+        self.journal.hold("r2", "b")
+        self.journal.release("r", "a")
+        self.journal.hold("r", "b")
+        with self.assertRaises(TypeError):
+            self.journal.hold(7, "a")  # type: ignore[arg-type]
+
+    def test_runs_calls_forget_prune(self) -> None:
+        self.journal.hold("r", "a")
+        self.journal.intent("r", "c1", "t", "h", {})
+        self.journal.mark_uncertain("r", "c1")
+        self.assertEqual([c["status"] for c in self.journal.calls("r")], ["uncertain"])
+        self.assertEqual([r["run"] for r in self.journal.runs()], ["r"])
+        self.journal.forget("r")
+        self.assertEqual((self.journal.runs(), self.journal.calls("r")), ([], []))
+        self.journal.hold("old", "a")
+        self.assertEqual(self.journal.prune(older_than=-1), 1)
+
+    def test_a_file_that_is_not_a_journal(self) -> None:
+        bad = os.path.join(self.dir.name, "bad.db")
+        with open(bad, "wb") as f:
+            f.write(b"not a database at all" * 100)
+        with self.assertRaisesRegex(agenttool.JournalError, "bad.db"):
+            agenttool.Journal(bad)
+
+    def test_eight_threads_share_one_file(self) -> None:
+        def work(n: int) -> None:
+            for i in range(20):
+                self.journal.intent("r", f"{n}-{i}", "t", "h", {"i": i})
+                self.journal.outcome("r", f"{n}-{i}", {"output": str(i)})
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        calls = self.journal.calls("r")
+        self.assertEqual(len(calls), 160)
+        self.assertTrue(all(c["status"] == "done" for c in calls))
+
+
+if __name__ == "__main__":
+    unittest.main()
