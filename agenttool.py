@@ -9401,7 +9401,8 @@ class Journal:
             raise ValueError("agenttool: Journal: give a file path or connect=, not both")
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(
-                f"agenttool: Journal: synchronous must be FULL, NORMAL or EXTRA, got {synchronous!r}"
+                "agenttool: Journal: synchronous must be FULL, NORMAL or EXTRA,"
+                f" got {synchronous!r}"
             )
         self.path = path
         self._connect = connect
@@ -9495,7 +9496,8 @@ class Journal:
         self._write(
             [
                 (
-                    "CREATE TABLE IF NOT EXISTS agenttool_meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
+                    "CREATE TABLE IF NOT EXISTS agenttool_meta"
+                    " (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
                     (),
                 ),
                 (
@@ -9504,7 +9506,8 @@ class Journal:
                     (),
                 ),
                 (
-                    "CREATE TABLE IF NOT EXISTS agenttool_calls (run TEXT NOT NULL, call_id TEXT NOT NULL,"
+                    "CREATE TABLE IF NOT EXISTS agenttool_calls"
+                    " (run TEXT NOT NULL, call_id TEXT NOT NULL,"
                     " tool TEXT NOT NULL, definition_hash TEXT NOT NULL, args_hash TEXT NOT NULL,"
                     " idem_key TEXT NOT NULL, status TEXT NOT NULL, outcome TEXT,"
                     " started DOUBLE PRECISION NOT NULL, PRIMARY KEY (run, call_id))",
@@ -9540,7 +9543,8 @@ class Journal:
             [
                 (
                     "INSERT INTO agenttool_runs (run, owner, expires, created) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (run) DO UPDATE SET owner = excluded.owner, expires = excluded.expires"
+                    " ON CONFLICT (run) DO UPDATE SET owner = excluded.owner,"
+                    " expires = excluded.expires"
                     " WHERE agenttool_runs.owner = excluded.owner OR agenttool_runs.expires < ?"
                     " OR agenttool_runs.owner IS NULL",
                     (run, owner, now + lease, now, now),
@@ -9572,12 +9576,14 @@ class Journal:
             [
                 (
                     "INSERT INTO agenttool_calls (run, call_id, tool, definition_hash, args_hash,"
-                    " idem_key, status, outcome, started) VALUES (?, ?, ?, ?, ?, ?, 'intent', NULL, ?)"
+                    " idem_key, status, outcome, started)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 'intent', NULL, ?)"
                     " ON CONFLICT (run, call_id) DO NOTHING",
                     (run, call_id, tool, definition, args_hash, uuid.uuid4().hex, time.time()),
                 ),
                 (
-                    "SELECT tool, definition_hash, args_hash, idem_key, status, outcome FROM agenttool_calls"
+                    "SELECT tool, definition_hash, args_hash, idem_key, status, outcome"
+                    " FROM agenttool_calls"
                     " WHERE run = ? AND call_id = ?",
                     (run, call_id),
                 ),
@@ -9604,7 +9610,8 @@ class Journal:
         self._write(
             [
                 (
-                    "UPDATE agenttool_calls SET status = ?, outcome = ? WHERE run = ? AND call_id = ?",
+                    "UPDATE agenttool_calls SET status = ?, outcome = ?"
+                    " WHERE run = ? AND call_id = ?",
                     (status, text, run, call_id),
                 )
             ]
@@ -9615,7 +9622,8 @@ class Journal:
         self._write(
             [
                 (
-                    "UPDATE agenttool_calls SET status = 'uncertain' WHERE run = ? AND call_id = ? AND status = 'intent'",
+                    "UPDATE agenttool_calls SET status = 'uncertain'"
+                    " WHERE run = ? AND call_id = ? AND status = 'intent'",
                     (run, call_id),
                 )
             ]
@@ -9631,7 +9639,8 @@ class Journal:
     def calls(self, run: str) -> list[dict[str, Any]]:
         """What happened in ``run``: each call's id, tool, status, key and outcome."""
         rows = self._read(
-            "SELECT call_id, tool, status, idem_key, outcome FROM agenttool_calls WHERE run = ? ORDER BY started, call_id",
+            "SELECT call_id, tool, status, idem_key, outcome FROM agenttool_calls"
+            " WHERE run = ? ORDER BY started, call_id",
             (run,),
         )
         return [

@@ -21,7 +21,9 @@ class JournalStorage(unittest.TestCase):
     def test_intent_is_read_back_with_the_same_key(self) -> None:
         first = self.journal.intent("turn-1", "c1", "pay", "sha256:d", {"amount": 3})
         self.assertEqual(first["status"], "intent")
-        again = agenttool.Journal(self.path).intent("turn-1", "c1", "pay", "sha256:d", {"amount": 3})
+        again = agenttool.Journal(self.path).intent(
+            "turn-1", "c1", "pay", "sha256:d", {"amount": 3}
+        )
         self.assertEqual(again["key"], first["key"])
         self.assertFalse(again["definition_changed"])
 
@@ -35,7 +37,9 @@ class JournalStorage(unittest.TestCase):
         self.journal.intent("r", "c1", "pay", "sha256:d", {"amount": 3})
         with self.assertRaisesRegex(agenttool.JournalError, "'c1'.*other"):
             self.journal.intent("r", "c1", "pay", "sha256:d", {"amount": 4})
-        self.assertTrue(self.journal.intent("r", "c1", "pay", "sha256:e", {"amount": 3})["definition_changed"])
+        self.assertTrue(
+            self.journal.intent("r", "c1", "pay", "sha256:e", {"amount": 3})["definition_changed"]
+        )
 
     def test_lease_has_one_holder_until_it_expires(self) -> None:
         self.journal.hold("r", "a", lease=60)
