@@ -10846,7 +10846,8 @@ def _gemini_inline(part: collections.abc.Mapping[str, Any]) -> dict[str, Any] | 
 
 _CLI_USAGE = """\
 python -m agenttool list TARGET [--format responses|chat|anthropic|gemini]
-       python -m agenttool call TARGET TOOL [ARGS_JSON | -] [--traceback]"""
+       python -m agenttool call TARGET TOOL [ARGS_JSON | -] [--traceback]
+       python -m agenttool journal FILE"""
 
 _CLI_EPILOG = """\
 TARGET is a .py file or an importable module, optionally with :attr naming a tool, a list of
@@ -11175,6 +11176,24 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
     return 0
 
 
+def _cli_journal(file: str) -> int:
+    """Print each run of the journal in ``file`` and its calls that have no outcome."""
+    if not os.path.exists(file):
+        raise JournalError(f"agenttool: journal: no such file: {file!r}")
+    journal = Journal(file)
+    try:
+        for run in journal.runs():
+            calls = journal.calls(run["run"])
+            done = sum(c["status"] in ("done", "resolved") for c in calls)
+            _cli_write(sys.stdout, f"{run['run']}: {len(calls)} calls, {done} done")
+            for c in calls:
+                if c["status"] in ("intent", "uncertain"):
+                    _cli_write(sys.stdout, f"  {c['status']}: {c['call_id']} {c['tool']}")
+    finally:
+        journal.close()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (``sys.argv[1:]`` by default); the exit status."""
     _cli_search_path()
@@ -11209,6 +11228,10 @@ def main(argv: list[str] | None = None) -> int:
     calling.add_argument(
         "--traceback", action="store_true", help="print a failed call's traceback on stderr"
     )
+    journaling = commands.add_parser(
+        "journal", prog="python -m agenttool journal", help="list a journal's runs and open calls"
+    )
+    journaling.add_argument("file", metavar="FILE")
     try:
         ns = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors and --help
@@ -11219,8 +11242,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if ns.command == "list":
             return _cli_list(ns.target, ns.format)
+        if ns.command == "journal":
+            return _cli_journal(ns.file)
         return _cli_call(ns.target, ns.tool, ns.args, ns.traceback)
-    except (_CliTargetError, ValueError) as exc:  # ValueError: duplicate names, a bad format
+    except (_CliTargetError, ValueError, JournalError) as exc:  # ValueError: a bad format
         message = str(exc)
         _cli_write(
             sys.stderr, message if message.startswith("agenttool: ") else f"agenttool: {message}"

@@ -88,3 +88,54 @@ class JournalStorage(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+CHILD = """
+import os, signal, sys
+sys.path.insert(0, {here!r})
+import agenttool
+j = agenttool.Journal({path!r})
+j.hold("r", "child")
+got = j.intent("r", "c1", "pay", "h", {{"amount": 3}})
+print(got["key"], flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+class JournalCrash(unittest.TestCase):
+    def test_sigkill_after_the_intent_leaves_it_durable_with_its_key(self) -> None:
+        import subprocess
+        import sys
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.db")
+            here = os.path.dirname(os.path.abspath(__file__))
+            code = CHILD.format(here=here, path=path)
+            proc = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+            )
+            self.assertEqual(proc.returncode, -9)
+            key = proc.stdout.strip()
+            journal = agenttool.Journal(path)
+            with self.assertRaisesRegex(agenttool.JournalError, "held by 'child'"):
+                journal.hold("r", "parent")
+            got = journal.intent("r", "c1", "pay", "h", {"amount": 3})
+            self.assertEqual((got["status"], got["key"]), ("intent", key))
+            cli = subprocess.run(
+                [sys.executable, os.path.join(here, "agenttool.py"), "journal", path],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            self.assertEqual(cli.returncode, 0, cli.stderr)
+            self.assertIn("intent: c1 pay", cli.stdout)
+            journal.close()
+
+    def test_cli_names_a_missing_file(self) -> None:
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(agenttool.main(["journal", "/nonexistent/x.db"]), 2)
+        self.assertIn("no such file", err.getvalue())
