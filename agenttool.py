@@ -11207,7 +11207,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"agenttool {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="{list,call}")
+    commands = parser.add_subparsers(dest="command", metavar="{list,call,journal}")
     listing = commands.add_parser(
         "list", prog="python -m agenttool list", help="print the tools' definitions as a JSON array"
     )

@@ -63,6 +63,26 @@ class JournalStorage(unittest.TestCase):
         self.journal.hold("old", "a")
         self.assertEqual(self.journal.prune(older_than=-1), 1)
 
+    def test_any_dbapi_connection_through_connect(self) -> None:
+        import sqlite3
+
+        other = os.path.join(self.dir.name, "other.db")
+        journal = agenttool.Journal(connect=lambda: sqlite3.connect(other))
+        journal.intent("r", "c1", "t", "h", {"a": [1, 2]})
+        journal.outcome("r", "c1", {"output": "ok"})
+        self.assertEqual(journal.calls("r")[0]["outcome"], {"output": "ok"})
+        journal.close()
+
+    def test_a_newer_schema_is_refused(self) -> None:
+        import sqlite3
+
+        conn = sqlite3.connect(self.path)
+        conn.execute("UPDATE agenttool_meta SET v = '99' WHERE k = 'schema'")
+        conn.commit()
+        conn.close()
+        with self.assertRaisesRegex(agenttool.JournalError, "newer"):
+            agenttool.Journal(self.path)
+
     def test_a_file_that_is_not_a_journal(self) -> None:
         bad = os.path.join(self.dir.name, "bad.db")
         with open(bad, "wb") as f:
