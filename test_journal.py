@@ -1,11 +1,24 @@
 """The journal's storage layer (issue 18): intents, outcomes, leases, housekeeping, bad files."""
 
+import glob
 import os
 import tempfile
 import threading
 import unittest
 
 import agenttool
+from test_agenttool import needs, slow
+
+try:
+    import psycopg
+except ImportError:
+    psycopg = None
+
+# The newest PostgreSQL server binaries Debian installed (CI installs postgresql when missing).
+PG_BIN = (
+    sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
+    or ["/usr/lib/postgresql/15/bin"]
+)[-1]
 
 
 class JournalStorage(unittest.TestCase):
@@ -104,6 +117,77 @@ class JournalStorage(unittest.TestCase):
         calls = self.journal.calls("r")
         self.assertEqual(len(calls), 160)
         self.assertTrue(all(c["status"] == "done" for c in calls))
+
+
+@slow
+@needs(psycopg is not None and os.path.exists(PG_BIN + "/initdb"), "needs psycopg and PostgreSQL")
+class JournalPostgres(unittest.TestCase):
+    """The same storage layer on a PostgreSQL server the test starts on 127.0.0.1."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        import shutil
+        import socket
+        import subprocess
+
+        cls.dir = tempfile.mkdtemp(prefix="agenttool-pg-")
+        shutil.chown(cls.dir, "postgres")
+        data = os.path.join(cls.dir, "data")
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            cls.port = sock.getsockname()[1]
+        as_pg = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+        subprocess.run(
+            [*as_pg, PG_BIN + "/initdb", "-D", data, "-A", "trust", "-U", "postgres"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        cls.ctl = [*as_pg, PG_BIN + "/pg_ctl", "-D", data]
+        subprocess.run(
+            [
+                *cls.ctl,
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                os.path.join(cls.dir, "log"),
+                "start",
+                "-o",
+                f"-h 127.0.0.1 -p {cls.port} -k {cls.dir}",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        import shutil
+        import subprocess
+
+        subprocess.run([*cls.ctl, "-m", "fast", "stop"], capture_output=True, timeout=120)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def connect(self) -> object:
+        return psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres")
+
+    def test_intent_outcome_and_lease_on_postgres(self) -> None:
+        journal = agenttool.Journal(connect=self.connect)
+        journal.hold("pg", "a")
+        first = journal.intent("pg", "c1", "pay", "h", {"amount": 3})
+        other = agenttool.Journal(connect=self.connect)
+        with self.assertRaisesRegex(agenttool.JournalError, "held by 'a'"):
+            other.hold("pg", "b")
+        self.assertEqual(other.intent("pg", "c1", "pay", "h", {"amount": 3})["key"], first["key"])
+        journal.outcome("pg", "c1", {"output": "ok"})
+        self.assertEqual(other.calls("pg")[0]["status"], "done")
+        with self.assertRaisesRegex(agenttool.JournalError, "other"):
+            other.intent("pg", "c1", "pay", "h", {"amount": 4})
+        other.forget("pg")
+        self.assertEqual(journal.runs(), [])
+        journal.close()
+        other.close()
 
 
 if __name__ == "__main__":
