@@ -235,6 +235,35 @@ class JournalCrash(unittest.TestCase):
             self.assertIn("intent: c1 pay", cli.stdout)
             journal.close()
 
+    def test_two_processes_share_one_file(self) -> None:
+        import subprocess
+        import sys
+
+        worker = (
+            "import sys; sys.path.insert(0, {here!r}); import agenttool\n"
+            "j = agenttool.Journal({path!r})\n"
+            "for i in range(30):\n"
+            "    j.intent('r', '{name}-%d' % i, 't', 'h', {{'i': i}})\n"
+            "    j.outcome('r', '{name}-%d' % i, {{'output': str(i)}})\n"
+        )
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.db")
+            here = os.path.dirname(os.path.abspath(__file__))
+            agenttool.Journal(path).close()
+            procs = [
+                subprocess.Popen(
+                    [sys.executable, "-c", worker.format(here=here, path=path, name=n)]
+                )
+                for n in ("a", "b")
+            ]
+            for p in procs:
+                self.assertEqual(p.wait(timeout=120), 0)
+            journal = agenttool.Journal(path)
+            calls = journal.calls("r")
+            self.assertEqual(len(calls), 60)
+            self.assertTrue(all(c["status"] == "done" for c in calls))
+            journal.close()
+
     def test_cli_names_a_missing_file(self) -> None:
         import contextlib
         import io
