@@ -110,6 +110,8 @@ __all__ = [
     "Namespace",
     "is_cacheable",
     "ResultCache",
+    "Journal",
+    "JournalError",
     "FunctionTool",
     "tool",
     "new",
@@ -9998,6 +10000,318 @@ def _copy_result(result: Result) -> Result:
     return copy.deepcopy(result)
 
 
+# ----- the journal ---------------------------------------------------------------------------
+# The durable record of runs (issue 18), its storage layer: a call's intent is written and
+# committed before its tool starts, its outcome before the final event; a resumed run reads
+# them back.  SQLite by default (WAL, BEGIN IMMEDIATE, synchronous=FULL); any DB-API 2.0
+# connection through connect=.  Not yet wired into Executor/ToolSet.run.
+
+_JOURNAL_SCHEMA = 1
+
+
+class JournalError(Exception):
+    """A journal that cannot be opened, read or written, or a run held by another owner."""
+
+
+class Journal:
+    """The durable record of runs: ``Journal("agent.db")`` (SQLite) or ``Journal(connect=fn)``
+    for any DB-API 2.0 connection (``paramstyle`` read from the driver's module or given)."""
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        connect: Callable[[], Any] | None = None,
+        paramstyle: str | None = None,
+        synchronous: str = "FULL",
+        timeout: float = 30.0,
+    ) -> None:
+        if (path is None) == (connect is None):
+            raise ValueError("agenttool: Journal: give a file path or connect=, not both")
+        if synchronous not in ("FULL", "NORMAL", "EXTRA"):
+            raise ValueError(
+                "agenttool: Journal: synchronous must be FULL, NORMAL or EXTRA,"
+                f" got {synchronous!r}"
+            )
+        self.path = path
+        self._connect = connect
+        self._sqlite = connect is None
+        self._synchronous = synchronous
+        self._timeout = timeout
+        self._local = threading.local()
+        if paramstyle is None and connect is not None:
+            import sys
+
+            conn = self._connection()
+            module = sys.modules.get(type(conn).__module__.split(".")[0])
+            paramstyle = getattr(module, "paramstyle", "qmark")
+        self._paramstyle = paramstyle or "qmark"
+        self._create()
+
+    def _connection(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._sqlite:
+            import sqlite3
+
+            assert self.path is not None
+            try:
+                conn = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            except sqlite3.DatabaseError as e:
+                raise JournalError(
+                    f"agenttool: Journal: {self.path!r} is not a journal: {e}"
+                ) from e
+        else:
+            assert self._connect is not None
+            conn = self._connect()
+        self._local.conn = conn
+        return conn
+
+    def _sql(self, text: str) -> str:
+        if self._paramstyle in ("format", "pyformat"):
+            return text.replace("?", "%s")
+        return text
+
+    def _write(self, steps: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """Run ``steps`` in one transaction taken for writing (BEGIN IMMEDIATE on SQLite) and
+        commit it; the rows of the last step's query come back."""
+        conn = self._connection()
+        cur = conn.cursor()
+        rows: list[Any] = []
+        try:
+            if self._sqlite:
+                cur.execute("BEGIN IMMEDIATE")
+            for text, params in steps:
+                cur.execute(self._sql(text), params)
+                rows = list(cur.fetchall()) if cur.description else []
+            if self._sqlite:
+                cur.execute("COMMIT")
+            else:
+                conn.commit()
+        except Exception as e:
+            try:
+                if self._sqlite:
+                    if conn.in_transaction:
+                        cur.execute("ROLLBACK")
+                else:
+                    conn.rollback()
+            except Exception:
+                pass
+            if isinstance(e, JournalError):
+                raise
+            raise JournalError(
+                f"agenttool: Journal: cannot write {self.path or 'the database'}: {e}"
+            ) from e
+        return rows
+
+    def _read(self, text: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        conn = self._connection()
+        cur = conn.cursor()
+        try:
+            cur.execute(self._sql(text), params)
+            rows = list(cur.fetchall())
+            if not self._sqlite:
+                conn.commit()
+        except Exception as e:
+            raise JournalError(
+                f"agenttool: Journal: cannot read {self.path or 'the database'}: {e}"
+            ) from e
+        return rows
+
+    def _create(self) -> None:
+        self._write(
+            [
+                (
+                    "CREATE TABLE IF NOT EXISTS agenttool_meta"
+                    " (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
+                    (),
+                ),
+                (
+                    "CREATE TABLE IF NOT EXISTS agenttool_runs (run TEXT PRIMARY KEY, owner TEXT,"
+                    " expires DOUBLE PRECISION, created DOUBLE PRECISION NOT NULL)",
+                    (),
+                ),
+                (
+                    "CREATE TABLE IF NOT EXISTS agenttool_calls"
+                    " (run TEXT NOT NULL, call_id TEXT NOT NULL,"
+                    " tool TEXT NOT NULL, definition_hash TEXT NOT NULL, args_hash TEXT NOT NULL,"
+                    " idem_key TEXT NOT NULL, status TEXT NOT NULL, outcome TEXT,"
+                    " started DOUBLE PRECISION NOT NULL, PRIMARY KEY (run, call_id))",
+                    (),
+                ),
+            ]
+        )
+        rows = self._read("SELECT v FROM agenttool_meta WHERE k = 'schema'")
+        if not rows:
+            self._write(
+                [
+                    (
+                        "INSERT INTO agenttool_meta (k, v) VALUES ('schema', ?)",
+                        (str(_JOURNAL_SCHEMA),),
+                    )
+                ]
+            )
+        elif int(rows[0][0]) > _JOURNAL_SCHEMA:
+            raise JournalError(
+                f"agenttool: Journal: schema {rows[0][0]} was written by a newer agenttool"
+                f" (this one reads {_JOURNAL_SCHEMA})"
+            )
+
+    def hold(self, run: str, owner: str, lease: float = 30.0) -> None:
+        """Take or renew the lease on ``run`` for ``owner``; a live lease of another owner
+        raises JournalError (an expired one is taken over)."""
+        import time
+
+        if not isinstance(run, str):
+            raise TypeError(f"agenttool: Journal: a run id is a str, got {run!r}")
+        now = time.time()
+        rows = self._write(
+            [
+                (
+                    "INSERT INTO agenttool_runs (run, owner, expires, created) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (run) DO UPDATE SET owner = excluded.owner,"
+                    " expires = excluded.expires"
+                    " WHERE agenttool_runs.owner = excluded.owner OR agenttool_runs.expires < ?"
+                    " OR agenttool_runs.owner IS NULL",
+                    (run, owner, now + lease, now, now),
+                ),
+                ("SELECT owner FROM agenttool_runs WHERE run = ?", (run,)),
+            ]
+        )
+        if rows[0][0] != owner:
+            raise JournalError(f"agenttool: Journal: run {run!r} is held by {rows[0][0]!r}")
+
+    def release(self, run: str, owner: str) -> None:
+        """Give up the lease on ``run`` if ``owner`` holds it."""
+        self._write(
+            [("UPDATE agenttool_runs SET owner = NULL WHERE run = ? AND owner = ?", (run, owner))]
+        )
+
+    def intent(
+        self, run: str, call_id: str, tool: str, definition: str, args: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Make the call's intent durable, or read the one already there: a dict with
+        ``status`` (intent, done, uncertain, resolved), ``key`` (minted once), ``outcome`` and
+        ``definition_changed``.  Other arguments under the same call id raise JournalError."""
+        import hashlib
+        import time
+        import uuid
+
+        args_hash = "sha256:" + hashlib.sha256(_jcs(args).encode()).hexdigest()
+        rows = self._write(
+            [
+                (
+                    "INSERT INTO agenttool_calls (run, call_id, tool, definition_hash, args_hash,"
+                    " idem_key, status, outcome, started)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 'intent', NULL, ?)"
+                    " ON CONFLICT (run, call_id) DO NOTHING",
+                    (run, call_id, tool, definition, args_hash, uuid.uuid4().hex, time.time()),
+                ),
+                (
+                    "SELECT tool, definition_hash, args_hash, idem_key, status, outcome"
+                    " FROM agenttool_calls"
+                    " WHERE run = ? AND call_id = ?",
+                    (run, call_id),
+                ),
+            ]
+        )
+        old_tool, old_def, old_args, key, status, outcome = rows[0]
+        if old_tool != tool or old_args != args_hash:
+            raise JournalError(
+                f"agenttool: Journal: call {call_id!r} of run {run!r} was journaled with other"
+                " arguments or another tool; refused"
+            )
+        return {
+            "status": status,
+            "key": key,
+            "outcome": None if outcome is None else json.loads(outcome),
+            "definition_changed": old_def != definition,
+        }
+
+    def outcome(
+        self, run: str, call_id: str, outcome: dict[str, Any], status: str = "done"
+    ) -> None:
+        """Make the call's outcome (a JSON object) durable."""
+        text = json.dumps(outcome, ensure_ascii=False, sort_keys=True)
+        self._write(
+            [
+                (
+                    "UPDATE agenttool_calls SET status = ?, outcome = ?"
+                    " WHERE run = ? AND call_id = ?",
+                    (status, text, run, call_id),
+                )
+            ]
+        )
+
+    def mark_uncertain(self, run: str, call_id: str) -> None:
+        """Record that an interrupted call may not be run again blindly."""
+        self._write(
+            [
+                (
+                    "UPDATE agenttool_calls SET status = 'uncertain'"
+                    " WHERE run = ? AND call_id = ? AND status = 'intent'",
+                    (run, call_id),
+                )
+            ]
+        )
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run: its id, owner (None when released), lease expiry and creation time."""
+        rows = self._read(
+            "SELECT run, owner, expires, created FROM agenttool_runs ORDER BY created, run"
+        )
+        return [{"run": r[0], "owner": r[1], "expires": r[2], "created": r[3]} for r in rows]
+
+    def calls(self, run: str) -> list[dict[str, Any]]:
+        """What happened in ``run``: each call's id, tool, status, key and outcome."""
+        rows = self._read(
+            "SELECT call_id, tool, status, idem_key, outcome FROM agenttool_calls"
+            " WHERE run = ? ORDER BY started, call_id",
+            (run,),
+        )
+        return [
+            {
+                "call_id": r[0],
+                "tool": r[1],
+                "status": r[2],
+                "key": r[3],
+                "outcome": None if r[4] is None else json.loads(r[4]),
+            }
+            for r in rows
+        ]
+
+    def forget(self, run: str) -> None:
+        """Delete ``run`` and its calls."""
+        self._write(
+            [
+                ("DELETE FROM agenttool_calls WHERE run = ?", (run,)),
+                ("DELETE FROM agenttool_runs WHERE run = ?", (run,)),
+            ]
+        )
+
+    def prune(self, older_than: float) -> int:
+        """Delete the runs created more than ``older_than`` seconds ago; how many went."""
+        import time
+
+        cutoff = time.time() - older_than
+        old = [
+            r[0] for r in self._read("SELECT run FROM agenttool_runs WHERE created < ?", (cutoff,))
+        ]
+        for run in old:
+            self.forget(run)
+        return len(old)
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
 class Executor:
     """Runs a batch of calls on threads (or, under :meth:`aexecute`, async tools as tasks on
     the caller's loop), with the ordering rules a model can rely on.
@@ -11186,7 +11500,8 @@ def _gemini_inline(part: collections.abc.Mapping[str, Any]) -> dict[str, Any] | 
 
 _CLI_USAGE = """\
 python -m agenttool list TARGET [--format responses|chat|anthropic|gemini]
-       python -m agenttool call TARGET TOOL [ARGS_JSON | -] [--traceback]"""
+       python -m agenttool call TARGET TOOL [ARGS_JSON | -] [--traceback]
+       python -m agenttool journal FILE"""
 
 _CLI_EPILOG = """\
 TARGET is a .py file or an importable module, optionally with :attr naming a tool, a list of
@@ -11515,6 +11830,24 @@ def _cli_call(target: str, name: str, args: str, show_traceback: bool) -> int:
     return 0
 
 
+def _cli_journal(file: str) -> int:
+    """Print each run of the journal in ``file`` and its calls that have no outcome."""
+    if not os.path.exists(file):
+        raise JournalError(f"agenttool: journal: no such file: {file!r}")
+    journal = Journal(file)
+    try:
+        for run in journal.runs():
+            calls = journal.calls(run["run"])
+            done = sum(c["status"] in ("done", "resolved") for c in calls)
+            _cli_write(sys.stdout, f"{run['run']}: {len(calls)} calls, {done} done")
+            for c in calls:
+                if c["status"] in ("intent", "uncertain"):
+                    _cli_write(sys.stdout, f"  {c['status']}: {c['call_id']} {c['tool']}")
+    finally:
+        journal.close()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (``sys.argv[1:]`` by default); the exit status."""
     _cli_search_path()
@@ -11528,7 +11861,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"agenttool {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="{list,call}")
+    commands = parser.add_subparsers(dest="command", metavar="{list,call,journal}")
     listing = commands.add_parser(
         "list", prog="python -m agenttool list", help="print the tools' definitions as a JSON array"
     )
@@ -11549,6 +11882,10 @@ def main(argv: list[str] | None = None) -> int:
     calling.add_argument(
         "--traceback", action="store_true", help="print a failed call's traceback on stderr"
     )
+    journaling = commands.add_parser(
+        "journal", prog="python -m agenttool journal", help="list a journal's runs and open calls"
+    )
+    journaling.add_argument("file", metavar="FILE")
     try:
         ns = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors and --help
@@ -11559,8 +11896,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if ns.command == "list":
             return _cli_list(ns.target, ns.format)
+        if ns.command == "journal":
+            return _cli_journal(ns.file)
         return _cli_call(ns.target, ns.tool, ns.args, ns.traceback)
-    except (_CliTargetError, ValueError) as exc:  # ValueError: duplicate names, a bad format
+    except (_CliTargetError, ValueError, JournalError) as exc:  # ValueError: a bad format
         message = str(exc)
         _cli_write(
             sys.stderr, message if message.startswith("agenttool: ") else f"agenttool: {message}"

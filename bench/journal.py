@@ -1,0 +1,69 @@
+"""The journal's cost per call against its floor: bare sqlite3 writing and committing the same
+rows (an intent, then an outcome) at the same durability, synchronous=FULL and NORMAL side by
+side.  Run: python bench/journal.py [CALLS]  (the repository root on sys.path)."""
+
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import agenttool  # noqa: E402
+
+
+def journal_per_call(path: str, calls: int, synchronous: str) -> float:
+    journal = agenttool.Journal(path, synchronous=synchronous)
+    start = time.perf_counter_ns()
+    for i in range(calls):
+        journal.intent("run", f"c{i}", "tool", "sha256:def", {"i": i})
+        journal.outcome("run", f"c{i}", {"output": f"result {i}"})
+    elapsed = time.perf_counter_ns() - start
+    journal.close()
+    return elapsed / calls / 1e3
+
+
+def floor_per_call(path: str, calls: int, synchronous: str) -> float:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={synchronous}")
+    conn.execute(
+        "CREATE TABLE calls (run TEXT, call_id TEXT, tool TEXT, definition_hash TEXT,"
+        " args_hash TEXT, idem_key TEXT, status TEXT, outcome TEXT, started REAL,"
+        " PRIMARY KEY (run, call_id))"
+    )
+    start = time.perf_counter_ns()
+    for i in range(calls):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, 'intent', NULL, ?)",
+            ("run", f"c{i}", "tool", "sha256:def", "sha256:x", uuid.uuid4().hex, time.time()),
+        )
+        conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "UPDATE calls SET status = 'done', outcome = ? WHERE run = ? AND call_id = ?",
+            (json.dumps({"output": f"result {i}"}), "run", f"c{i}"),
+        )
+        conn.execute("COMMIT")
+    elapsed = time.perf_counter_ns() - start
+    conn.close()
+    return elapsed / calls / 1e3
+
+
+def main() -> None:
+    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+    with tempfile.TemporaryDirectory() as d:
+        for synchronous in ("FULL", "NORMAL"):
+            ours = journal_per_call(os.path.join(d, f"j-{synchronous}.db"), calls, synchronous)
+            floor = floor_per_call(os.path.join(d, f"f-{synchronous}.db"), calls, synchronous)
+            print(
+                f"synchronous={synchronous}: journal {ours:.0f} us/call,"
+                f" bare sqlite3 {floor:.0f} us/call, ratio {ours / floor:.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()

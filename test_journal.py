@@ -1,0 +1,274 @@
+"""The journal's storage layer (issue 18): intents, outcomes, leases, housekeeping, bad files."""
+
+import glob
+import os
+import tempfile
+import threading
+import unittest
+
+import agenttool
+from test_agenttool import needs, slow
+
+try:
+    import psycopg
+except ImportError:
+    psycopg = None
+
+# The newest PostgreSQL server binaries Debian installed (CI installs postgresql when missing).
+PG_BIN = (
+    sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
+    or ["/usr/lib/postgresql/15/bin"]
+)[-1]
+
+
+class JournalStorage(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "agent.db")
+        self.journal = agenttool.Journal(self.path)
+
+    def tearDown(self) -> None:
+        self.journal.close()
+        self.dir.cleanup()
+
+    def test_intent_is_read_back_with_the_same_key(self) -> None:
+        first = self.journal.intent("turn-1", "c1", "pay", "sha256:d", {"amount": 3})
+        self.assertEqual(first["status"], "intent")
+        again = agenttool.Journal(self.path).intent(
+            "turn-1", "c1", "pay", "sha256:d", {"amount": 3}
+        )
+        self.assertEqual(again["key"], first["key"])
+        self.assertFalse(again["definition_changed"])
+
+    def test_outcome_is_returned_on_resume(self) -> None:
+        self.journal.intent("r", "c1", "pay", "sha256:d", {})
+        self.journal.outcome("r", "c1", {"output": "ok"})
+        got = self.journal.intent("r", "c1", "pay", "sha256:d", {})
+        self.assertEqual((got["status"], got["outcome"]), ("done", {"output": "ok"}))
+
+    def test_changed_arguments_are_refused_and_changed_definition_is_flagged(self) -> None:
+        self.journal.intent("r", "c1", "pay", "sha256:d", {"amount": 3})
+        with self.assertRaisesRegex(agenttool.JournalError, "'c1'.*other"):
+            self.journal.intent("r", "c1", "pay", "sha256:d", {"amount": 4})
+        self.assertTrue(
+            self.journal.intent("r", "c1", "pay", "sha256:e", {"amount": 3})["definition_changed"]
+        )
+
+    def test_lease_has_one_holder_until_it_expires(self) -> None:
+        self.journal.hold("r", "a", lease=60)
+        with self.assertRaisesRegex(agenttool.JournalError, "held by 'a'"):
+            self.journal.hold("r", "b")
+        self.journal.hold("r2", "a", lease=-1)
+        self.journal.hold("r2", "b")
+        self.journal.release("r", "a")
+        self.journal.hold("r", "b")
+        with self.assertRaises(TypeError):
+            self.journal.hold(7, "a")  # type: ignore[arg-type]
+
+    def test_runs_calls_forget_prune(self) -> None:
+        self.journal.hold("r", "a")
+        self.journal.intent("r", "c1", "t", "h", {})
+        self.journal.mark_uncertain("r", "c1")
+        self.assertEqual([c["status"] for c in self.journal.calls("r")], ["uncertain"])
+        self.assertEqual([r["run"] for r in self.journal.runs()], ["r"])
+        self.journal.forget("r")
+        self.assertEqual((self.journal.runs(), self.journal.calls("r")), ([], []))
+        self.journal.hold("old", "a")
+        self.assertEqual(self.journal.prune(older_than=-1), 1)
+
+    def test_any_dbapi_connection_through_connect(self) -> None:
+        import sqlite3
+
+        other = os.path.join(self.dir.name, "other.db")
+        journal = agenttool.Journal(connect=lambda: sqlite3.connect(other))
+        journal.intent("r", "c1", "t", "h", {"a": [1, 2]})
+        journal.outcome("r", "c1", {"output": "ok"})
+        self.assertEqual(journal.calls("r")[0]["outcome"], {"output": "ok"})
+        journal.close()
+
+    def test_a_newer_schema_is_refused(self) -> None:
+        import sqlite3
+
+        conn = sqlite3.connect(self.path)
+        conn.execute("UPDATE agenttool_meta SET v = '99' WHERE k = 'schema'")
+        conn.commit()
+        conn.close()
+        with self.assertRaisesRegex(agenttool.JournalError, "newer"):
+            agenttool.Journal(self.path)
+
+    def test_a_file_that_is_not_a_journal(self) -> None:
+        bad = os.path.join(self.dir.name, "bad.db")
+        with open(bad, "wb") as f:
+            f.write(b"not a database at all" * 100)
+        with self.assertRaisesRegex(agenttool.JournalError, "bad.db"):
+            agenttool.Journal(bad)
+
+    def test_eight_threads_share_one_file(self) -> None:
+        def work(n: int) -> None:
+            for i in range(20):
+                self.journal.intent("r", f"{n}-{i}", "t", "h", {"i": i})
+                self.journal.outcome("r", f"{n}-{i}", {"output": str(i)})
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        calls = self.journal.calls("r")
+        self.assertEqual(len(calls), 160)
+        self.assertTrue(all(c["status"] == "done" for c in calls))
+
+
+@slow
+@needs(psycopg is not None and os.path.exists(PG_BIN + "/initdb"), "needs psycopg and PostgreSQL")
+class JournalPostgres(unittest.TestCase):
+    """The same storage layer on a PostgreSQL server the test starts on 127.0.0.1."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        import shutil
+        import socket
+        import subprocess
+
+        cls.dir = tempfile.mkdtemp(prefix="agenttool-pg-")
+        shutil.chown(cls.dir, "postgres")
+        data = os.path.join(cls.dir, "data")
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            cls.port = sock.getsockname()[1]
+        as_pg = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+        subprocess.run(
+            [*as_pg, PG_BIN + "/initdb", "-D", data, "-A", "trust", "-U", "postgres"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        cls.ctl = [*as_pg, PG_BIN + "/pg_ctl", "-D", data]
+        subprocess.run(
+            [
+                *cls.ctl,
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                os.path.join(cls.dir, "log"),
+                "start",
+                "-o",
+                f"-h 127.0.0.1 -p {cls.port} -k {cls.dir}",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        import shutil
+        import subprocess
+
+        subprocess.run([*cls.ctl, "-m", "fast", "stop"], capture_output=True, timeout=120)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def connect(self) -> object:
+        return psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres")
+
+    def test_intent_outcome_and_lease_on_postgres(self) -> None:
+        journal = agenttool.Journal(connect=self.connect)
+        journal.hold("pg", "a")
+        first = journal.intent("pg", "c1", "pay", "h", {"amount": 3})
+        other = agenttool.Journal(connect=self.connect)
+        with self.assertRaisesRegex(agenttool.JournalError, "held by 'a'"):
+            other.hold("pg", "b")
+        self.assertEqual(other.intent("pg", "c1", "pay", "h", {"amount": 3})["key"], first["key"])
+        journal.outcome("pg", "c1", {"output": "ok"})
+        self.assertEqual(other.calls("pg")[0]["status"], "done")
+        with self.assertRaisesRegex(agenttool.JournalError, "other"):
+            other.intent("pg", "c1", "pay", "h", {"amount": 4})
+        other.forget("pg")
+        self.assertEqual(journal.runs(), [])
+        journal.close()
+        other.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+CHILD = """
+import os, signal, sys
+sys.path.insert(0, {here!r})
+import agenttool
+j = agenttool.Journal({path!r})
+j.hold("r", "child")
+got = j.intent("r", "c1", "pay", "h", {{"amount": 3}})
+print(got["key"], flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+class JournalCrash(unittest.TestCase):
+    def test_sigkill_after_the_intent_leaves_it_durable_with_its_key(self) -> None:
+        import subprocess
+        import sys
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.db")
+            here = os.path.dirname(os.path.abspath(__file__))
+            code = CHILD.format(here=here, path=path)
+            proc = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+            )
+            self.assertEqual(proc.returncode, -9)
+            key = proc.stdout.strip()
+            journal = agenttool.Journal(path)
+            with self.assertRaisesRegex(agenttool.JournalError, "held by 'child'"):
+                journal.hold("r", "parent")
+            got = journal.intent("r", "c1", "pay", "h", {"amount": 3})
+            self.assertEqual((got["status"], got["key"]), ("intent", key))
+            cli = subprocess.run(
+                [sys.executable, os.path.join(here, "agenttool.py"), "journal", path],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            self.assertEqual(cli.returncode, 0, cli.stderr)
+            self.assertIn("intent: c1 pay", cli.stdout)
+            journal.close()
+
+    def test_two_processes_share_one_file(self) -> None:
+        import subprocess
+        import sys
+
+        worker = (
+            "import sys; sys.path.insert(0, {here!r}); import agenttool\n"
+            "j = agenttool.Journal({path!r})\n"
+            "for i in range(30):\n"
+            "    j.intent('r', '{name}-%d' % i, 't', 'h', {{'i': i}})\n"
+            "    j.outcome('r', '{name}-%d' % i, {{'output': str(i)}})\n"
+        )
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.db")
+            here = os.path.dirname(os.path.abspath(__file__))
+            agenttool.Journal(path).close()
+            procs = [
+                subprocess.Popen(
+                    [sys.executable, "-c", worker.format(here=here, path=path, name=n)]
+                )
+                for n in ("a", "b")
+            ]
+            for p in procs:
+                self.assertEqual(p.wait(timeout=120), 0)
+            journal = agenttool.Journal(path)
+            calls = journal.calls("r")
+            self.assertEqual(len(calls), 60)
+            self.assertTrue(all(c["status"] == "done" for c in calls))
+            journal.close()
+
+    def test_cli_names_a_missing_file(self) -> None:
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(agenttool.main(["journal", "/nonexistent/x.db"]), 2)
+        self.assertIn("no such file", err.getvalue())
