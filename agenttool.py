@@ -8736,7 +8736,10 @@ class _ProcessPool:
                     if cancellation.is_set:
                         raise Cancelled(f'tool "{t.name}" was stopped') from None
                     code = worker.process.exitcode
-                    how = f"signal {-code}" if code and code < 0 else f"exit status {code}"
+                    if code is None:  # reaped by another waiter: the status is not known
+                        how = "status unknown"
+                    else:
+                        how = f"signal {-code}" if code < 0 else f"exit status {code}"
                     raise WorkerCrash(t.name, how) from None
             finally:
                 forget()

@@ -89,7 +89,10 @@ class TestCrashes(unittest.TestCase):
                 ]
                 events = {e.index: e for e in at.Executor().execute(jobs) if e.final}
                 self.assertIsInstance(events[0].error, at.WorkerCrash)
-                self.assertRegex(str(events[0].error), message)
+                # "status unknown" when another waiter reaped the worker first (seen under load)
+                unknown = f'tool "{t.name}" crashed: its worker process exited (status unknown)'
+                if str(events[0].error) != unknown:
+                    self.assertRegex(str(events[0].error), message)
                 self.assertEqual(events[1].result.output, "3")
 
     def test_allocating_past_max_memory_fails_the_call(self) -> None:
