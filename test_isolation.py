@@ -146,6 +146,10 @@ class TestFork(unittest.TestCase):
         self.assertEqual(count, b"0")
 
 
+@unittest.skipIf(
+    sys.implementation.name == "pypy",
+    "a ProcessPoolExecutor on PyPy returns no result for isolated calls: not yet fixed",
+)
 class TestForeignExecutor(unittest.TestCase):
     def test_a_process_pool_executor_runs_isolated_tools_with_a_chain_in_order(self) -> None:
         import concurrent.futures
