@@ -112,6 +112,7 @@ __all__ = [
     "ResultCache",
     "Journal",
     "JournalError",
+    "Uncertain",
     "FunctionTool",
     "tool",
     "new",
@@ -124,6 +125,7 @@ __all__ = [
     "definition_hash",
     "ToolSet",
     "Pending",
+    "UncertainCall",
     "RunOutput",
     # the executor
     "DEFAULT_MAX_PARALLEL",
@@ -7804,6 +7806,13 @@ def _jcs(value: Any) -> str:
     raise TypeError(f"cannot canonicalise {type(value).__name__}")
 
 
+def _args_hash(args: Any) -> str:
+    """``sha256:`` and the hex digest of the RFC 8785 form of a JSON value (a call's arguments)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(_jcs(args).encode()).hexdigest()
+
+
 def _ecmascript_number(f: float) -> str:
     """A float as ECMAScript's Number.prototype.toString writes it (RFC 8785 §3.2.2.3)."""
     if f != f or f in (float("inf"), float("-inf")):
@@ -7893,8 +7902,10 @@ def _name_problems(tools: Sequence[Any], start: int, names: set[str]) -> list[st
 class Pending(_Value):
     """A call of :meth:`ToolSet.run` waiting for approval: its call id, tool name,
     arguments object, the provider's item as given (send it again with the answer), and
-    ``hash``, ``sha256:`` and the hex digest of the RFC 8785 form of ``{"name",
-    "arguments"}`` (key order does not matter; changed arguments give another hash)."""
+    ``hash``, the key of its answer: ``sha256:`` and the hex digest of the RFC 8785 form of
+    ``{"call_id", "name", "arguments"}`` (key order does not matter; another call id or
+    changed arguments give another hash; a journaled call that an earlier attempt began
+    adds ``"attempt"``, so an approval never covers a second execution)."""
 
     __slots__ = ("call_id", "name", "arguments", "item", "hash")
     call_id: str
@@ -7913,19 +7924,52 @@ class Pending(_Value):
         self.hash = hash
 
 
+class UncertainCall(_Value):
+    """A journaled call of :meth:`ToolSet.run` that a crash interrupted and that may not
+    run again blindly (see :class:`Uncertain`): its call id, tool name, arguments, the key
+    its first attempt carried, the records it wrote, and the provider's item (send it again
+    with ``resolve={call_id: answer}``)."""
+
+    __slots__ = ("call_id", "name", "arguments", "key", "records", "item")
+    call_id: str
+    name: str
+    arguments: Any
+    key: str
+    records: list[Record]
+    item: Any
+
+    def __init__(
+        self, call_id: str, name: str, arguments: Any, key: str, records: list[Record], item: Any
+    ) -> None:
+        self.call_id = call_id
+        self.name = name
+        self.arguments = arguments
+        self.key = key
+        self.records = records
+        self.item = item
+
+
 class RunOutput(list[dict[str, Any]]):
     """What :meth:`ToolSet.run` returns: the output items, in call order, of every call
-    that ran or was refused, and ``pending``, the calls still waiting for approval."""
+    that ran or was refused; ``pending``, the calls still waiting for approval; and
+    ``uncertain``, the journaled calls waiting for the host to resolve them."""
 
-    def __init__(self, items: list[dict[str, Any]], pending: list[Pending]) -> None:
+    def __init__(
+        self,
+        items: list[dict[str, Any]],
+        pending: list[Pending],
+        uncertain: list[UncertainCall] | None = None,
+    ) -> None:
         super().__init__(items)
         self.pending = pending
+        self.uncertain = uncertain or []
 
 
-def _approval_hash(name: str, args: dict[str, Any]) -> str:
-    import hashlib
-
-    return "sha256:" + hashlib.sha256(_jcs({"name": name, "arguments": args}).encode()).hexdigest()
+def _approval_hash(call_id: str, name: str, args: dict[str, Any], attempt: int = 0) -> str:
+    keyed: dict[str, Any] = {"call_id": call_id, "name": name, "arguments": args}
+    if attempt:
+        keyed["attempt"] = attempt
+    return _args_hash(keyed)
 
 
 def _screen(t: Tool, call: Call, lenient: bool) -> tuple[Call, bool]:
@@ -8072,6 +8116,7 @@ class _Run:
         self.names = names  # the tools there are, for a missing tool's message
         self.outcomes: list[Result | BaseException | None] = [None] * len(found)
         self.pending: list[Pending] = []
+        self.uncertain: list[UncertainCall] = []
         self.jobs: list[Job] = []
         self.places: list[int] = []  # the call each job answers
 
@@ -8083,6 +8128,19 @@ class _Run:
     ) -> RunOutput:
         """The output items for the jobs' outcomes, in call order, with what is pending."""
         for i, job, result, error in zip(self.places, self.jobs, results, failures):
+            if isinstance(error, Uncertain):
+                found = self.found[i]
+                self.uncertain.append(
+                    UncertainCall(
+                        found.call_id,
+                        found.name,
+                        error.arguments,
+                        error.key,
+                        error.records,
+                        found.item,
+                    )
+                )
+                continue
             if isinstance(error, NoTool):
                 error = NoTool(f'no tool named "{self.found[i].name}"; the tools are {self.names}')
             if error is not None and job.tool is not None:
@@ -8090,7 +8148,10 @@ class _Run:
             self.outcomes[i] = error if error is not None else result or Result("")
         done = [(c, o) for c, o in zip(self.found, self.outcomes) if o is not None]
         items = _output_items(self.fmt, [c for c, _ in done], [o for _, o in done])
-        return RunOutput(items, self.pending)
+        return RunOutput(items, self.pending, self.uncertain)
+
+
+_SPENT_APPROVALS = 100_000  # answered call hashes a ToolSet remembers, oldest forgotten first
 
 
 class ToolSet(list[Tool]):
@@ -8187,6 +8248,7 @@ class ToolSet(list[Tool]):
                     err = RuntimeError(f'agenttool: close "{t.name}": {exc}')
                     err.__cause__ = exc
                     errors.append(err)
+        self.__dict__.pop("_executor", None)
         if errors:
             raise CloseError(errors)
 
@@ -8291,6 +8353,23 @@ class ToolSet(list[Tool]):
             [t if n == t.name else _Renamed(t, n) for t, n in zip(self, names)]  # type: ignore[misc]
         )
 
+    @property
+    def executor(self) -> Executor:
+        """The executor this set runs every :meth:`run` and :meth:`arun` on, made on first
+        use, so ``max_parallel``, resources and sequential tools hold across separate runs
+        (a framework sending one call at a time keeps them).  Assign another to replace it;
+        ``executor=`` of a run goes over it for that run.  A derived set has its own."""
+        runner = self.__dict__.get("_executor")
+        if runner is None:
+            runner = self.__dict__["_executor"] = Executor()
+        return runner
+
+    @executor.setter
+    def executor(self, runner: Executor) -> None:
+        if not isinstance(runner, Executor):
+            raise TypeError(f"agenttool: ToolSet.executor must be an Executor, got {runner!r}")
+        self.__dict__["_executor"] = runner
+
     def run(
         self,
         calls: Any,
@@ -8301,6 +8380,9 @@ class ToolSet(list[Tool]):
         errors: ErrorPolicy | None = None,
         approvals: collections.abc.Mapping[str, Any] | None = None,
         tracer: Any = None,
+        journal: Journal | None = None,
+        run: str | None = None,
+        resolve: collections.abc.Mapping[str, Any] | None = None,
     ) -> RunOutput:
         """Run a model's tool calls and return the output items to send back, in call order.
 
@@ -8309,21 +8391,30 @@ class ToolSet(list[Tool]):
         message holding them, Gemini ``functionCall`` parts or the response holding them),
         as dicts or as the provider SDK's objects; ``format`` is detected when ``None``.
         ``inject`` gives values for ``Inject("key")`` parameters in this run, over the
-        executor's own for the same key.
+        executor's own for the same key.  The calls run on :attr:`executor` unless
+        ``executor`` is given.
 
         ``errors`` is the error policy for this run (see :class:`Executor`).  With
         ``approvals`` (a dict, even empty) the run pauses instead of asking the executor's
         approver: a call needing approval runs only when ``approvals`` holds an answer under
-        its hash, and otherwise gets no output item and is listed in the result's
-        ``pending``; send ``[p.item for p in pending]`` again with the answers.  ``tracer``
-        traces this run's calls, over the executor's (see :class:`Executor`).
+        its hash (which names its call id), and otherwise gets no output item and is listed
+        in the result's ``pending``; send ``[p.item for p in pending]`` again with the
+        answers.  An answer is used once: this set remembers the answered calls, so sending
+        the same items again does not run them again.  ``tracer`` traces this run's calls,
+        over the executor's (see :class:`Executor`).
+
+        With a ``journal`` (or the executor's) the calls are the run named ``run``: a call
+        the journal finished is not run again (its stored output item is returned), and an
+        interrupted call that may not run again gets no output item and is listed in the
+        result's ``uncertain``; ``resolve={call_id: answer}`` settles it (see
+        :class:`Journal`).
         """
         _check_errors(errors)
-        runner = executor or Executor()
-        run = self._prepare(calls, format, runner, approvals)
+        runner = executor or self.executor
+        plan = self._prepare(calls, format, runner, approvals, journal, run)
         with _RunValues(inject, tracer):
-            results, failures = runner.results(run.jobs)
-        return run.items(results, failures, errors)
+            results, failures = runner.results(plan.jobs, run=run, journal=journal, resolve=resolve)
+        return plan.items(results, failures, errors)
 
     async def arun(
         self,
@@ -8335,21 +8426,26 @@ class ToolSet(list[Tool]):
         errors: ErrorPolicy | None = None,
         approvals: collections.abc.Mapping[str, Any] | None = None,
         tracer: Any = None,
+        journal: Journal | None = None,
+        run: str | None = None,
+        resolve: collections.abc.Mapping[str, Any] | None = None,
     ) -> RunOutput:
-        """:meth:`run` for an asyncio host: the same output items (and ``pending``), the batch
-        run through :meth:`Executor.aexecute` (``async def`` tools as tasks on the running
-        loop, sync tools on the worker threads)."""
+        """:meth:`run` for an asyncio host: the same output items (``pending`` and
+        ``uncertain`` too), the batch run through :meth:`Executor.aexecute` (``async def``
+        tools as tasks on the running loop, sync tools on the worker threads)."""
         _check_errors(errors)
-        runner = executor or Executor()
-        run = self._prepare(calls, format, runner, approvals)
-        results: list[Result | None] = [None] * len(run.jobs)
-        failures: list[BaseException | None] = [None] * len(run.jobs)
+        runner = executor or self.executor
+        plan = self._prepare(calls, format, runner, approvals, journal, run)
+        results: list[Result | None] = [None] * len(plan.jobs)
+        failures: list[BaseException | None] = [None] * len(plan.jobs)
         with _RunValues(inject, tracer):
-            async for event in runner.aexecute(run.jobs):
+            async for event in runner.aexecute(
+                plan.jobs, run=run, journal=journal, resolve=resolve
+            ):
                 if event.final:
                     results[event.index] = event.result
                     failures[event.index] = event.error
-        return run.items(results, failures, errors)
+        return plan.items(results, failures, errors)
 
     def _prepare(
         self,
@@ -8357,45 +8453,68 @@ class ToolSet(list[Tool]):
         format: str | None,
         runner: Executor,
         approvals: collections.abc.Mapping[str, Any] | None,
+        journal: Journal | None = None,
+        run: str | None = None,
     ) -> _Run:
         """The provider's calls read, and the jobs to run for them (under ``approvals``, a
         call still waiting for its answer is set aside as pending, a refused one answered)."""
         fmt, found = _read_calls(calls, format)
-        run = _Run(fmt, found, ", ".join(f'"{t.name}"' for t in self) or "none")
+        plan = _Run(fmt, found, ", ".join(f'"{t.name}"' for t in self) or "none")
+        journal = journal or runner.journal
+        begun: dict[str, dict[str, Any]] = {}  # the calls an earlier attempt of the run began
+        if approvals is not None and journal is not None and isinstance(run, str):
+            begun = journal.snapshot(run)
         for i, c in enumerate(found):
             job = Job(self.lookup(c.name), Call(c.call_id, c.arguments))
             if approvals is not None and job.tool is not None:
-                try:
-                    approved = self._approved(job, c, approvals, runner.lenient, run.pending)
-                except Exception as exc:  # noqa: BLE001 - a refusal is this call's outcome
-                    run.outcomes[i] = exc
-                    continue
-                if approved is None:
-                    continue
-                job = approved
-            run.jobs.append(job)
-            run.places.append(i)
-        return run
+                row = begun.get(c.call_id)
+                if row is not None and row["outcome"] is not None:
+                    pass  # finished: the journal replays it, nobody is asked again
+                else:
+                    try:
+                        approved = self._approved(
+                            job, c, approvals, runner.lenient, plan.pending, row is not None
+                        )
+                    except Exception as exc:  # noqa: BLE001 - a refusal is this call's outcome
+                        plan.outcomes[i] = exc
+                        continue
+                    if approved is None:
+                        continue
+                    job = approved
+            plan.jobs.append(job)
+            plan.places.append(i)
+        return plan
 
-    @staticmethod
     def _approved(
+        self,
         job: Job,
         found: _ProviderCall,
         approvals: collections.abc.Mapping[str, Any],
         lenient: bool,
         pending: list[Pending],
+        again: bool = False,
     ) -> Job | None:
-        """The job to run for a call under ``approvals``, or None when it is left pending."""
+        """The job to run for a call under ``approvals``, or None when it is left pending;
+        ``again`` for a journaled call an earlier attempt began (its old answer is spent)."""
         assert job.tool is not None
         call, needed = _screen(job.tool, job.call, lenient)
         if not needed:
             return Job(job.tool, call)
         args = _parse_arguments(call.args)
-        key = _approval_hash(job.tool.name, args)
+        key = _approval_hash(found.call_id, job.tool.name, args, 2 if again else 0)
         if key not in approvals:
             pending.append(Pending(found.call_id, found.name, args, found.item, key))
             return None
+        spent = self.__dict__.setdefault("_spent", collections.OrderedDict())
+        if key in spent:
+            raise ToolError(
+                f'call "{found.call_id}" to "{job.tool.name}" was not run again: its approval'
+                " was used when it ran (an approval covers one call)"
+            )
         call = _answered(job.tool, call, approvals[key])
+        spent[key] = None
+        while len(spent) > _SPENT_APPROVALS:
+            spent.popitem(last=False)
         return Job(_Approved(job.tool), call)  # type: ignore[arg-type]
 
 
@@ -8873,14 +8992,17 @@ class Job(_Value):
 class Event(_Value):
     """What the executor reports about job ``index``: a progress update (``final`` false,
     ``result`` the update) or its one final outcome (``result`` or ``error``); ``cached``
-    says a final result came from the executor's result cache, the tool not run."""
+    says a final result came from the executor's result cache, ``replayed`` that it came
+    from the run's journal (stored by an earlier attempt, or settled by the host): in both
+    the tool did not run."""
 
-    __slots__ = ("index", "final", "result", "error", "cached")
+    __slots__ = ("index", "final", "result", "error", "cached", "replayed")
     index: int
     final: bool
     result: Result | None
     error: BaseException | None
     cached: bool
+    replayed: bool
 
     def __init__(
         self,
@@ -8889,12 +9011,14 @@ class Event(_Value):
         result: Result | None = None,
         error: BaseException | None = None,
         cached: bool = False,
+        replayed: bool = False,
     ) -> None:
         self.index = index
         self.final = final
         self.result = result
         self.error = error
         self.cached = cached
+        self.replayed = replayed
 
 
 class _JobState:
@@ -8924,6 +9048,8 @@ class _JobState:
         "behind",
         "waiter",
         "followed",
+        "intended",
+        "replayed",
     )
 
     def __init__(self, index: int, batch: _Batch, alone: bool, resource: str) -> None:
@@ -8948,6 +9074,8 @@ class _JobState:
         self.behind: _JobState | None = None  # the late call it waits for
         self.waiter: _JobState | None = None  # late: the next of its chain, waiting for it
         self.followed = False  # the next call of its chain has been offered (or is waiting)
+        self.intended = False  # its intent is in the run's journal: its outcome goes there
+        self.replayed = False  # its outcome came from the journal: its tool did not run
 
     def emit(self, result: Result) -> None:
         """A progress update.  A consumer that keeps up gets every one; for a slower one the
@@ -8972,7 +9100,10 @@ class _JobState:
             if self.finished:
                 return False
             self.finished = True
-        self.batch.post(Event(self.index, True, result, error, self.cached))
+        journal = self.batch.journal
+        if journal is not None and self.intended:
+            journal.outcome(self.batch.jobs[self.index].call.id, result, error)
+        self.batch.post(Event(self.index, True, result, error, self.cached, self.replayed))
         return True
 
 
@@ -9357,10 +9488,16 @@ class _Batch:
     waiting for a pool thread, and the deadlines its consumer enforces."""
 
     def __init__(
-        self, executor: Executor, jobs: list[Job], post: Callable[[Any], None], loop: Any
+        self,
+        executor: Executor,
+        jobs: list[Job],
+        post: Callable[[Any], None],
+        loop: Any,
+        journal: _RunJournal | None = None,
     ) -> None:
         self.executor = executor
         self.jobs = jobs
+        self.journal = journal  # the run this batch journals, its lease taken
         self.post = post
         self.loop = loop  # the caller's loop under aexecute: async tools run there as tasks
         self.loop_thread = threading.get_ident()
@@ -9763,6 +9900,19 @@ class _Batch:
             self.expire()
             time.sleep(0.005)
 
+    def end_journal(self) -> None:
+        """The batch is over for its consumer: stop renewing the run's lease, and give it back
+        when none of its tools still runs."""
+        if self.journal is not None:
+            self.journal.end(not any(s.in_tool and not s.returned for s in self.states))
+
+
+def _not_run(call: Call, why: str, exc: BaseException) -> RuntimeError:
+    """The error of a journaled call that did not run because of the journal."""
+    error = RuntimeError(f'agenttool: call "{call.id}" was not run: {why}: {_exception_text(exc)}')
+    error.__cause__ = exc
+    return error
+
 
 def _job_clock(job: Job, executor: Executor) -> tuple[str, float] | None:
     """``(tool name, timeout)`` of a job whose tool (or executor) sets a timeout; a tool
@@ -10004,12 +10154,30 @@ def _copy_result(result: Result) -> Result:
 
 
 # ----- the journal ---------------------------------------------------------------------------
-# The durable record of runs (issue 18), its storage layer: a call's intent is written and
-# committed before its tool starts, its outcome before the final event; a resumed run reads
-# them back.  SQLite by default (WAL, BEGIN IMMEDIATE, synchronous=FULL); any DB-API 2.0
-# connection through connect=.  Not yet wired into Executor/ToolSet.run.
+# The durable record of runs (issue 18).  A run names one batch of the model's calls (an
+# agent's turn); its calls are keyed by (run, call id).  The rules, in the order of a call's
+# life (DESIGN §8):
+# 1. A call's intent (tool, definition hash, arguments hash, the idempotency key the journal
+#    mints once, time) is committed after its approval and on_start, before its tool starts;
+#    if it cannot be written the tool does not run and the model reads why.
+# 2. Its outcome (output or error text, structured value, terminate, the cut output) is
+#    committed before its final event is posted; its records as they are written.
+# 3. The same run again: a call with an outcome is not run, its stored outcome is its final
+#    event (``replayed``).  A call with an intent and no outcome runs again when its replay
+#    is SAFE, again with the same key when KEYED, and never when UNKNOWN: it is uncertain.
+# 4. An uncertain call is the host's to settle: its tool's ``reconcile(args, key, records)``
+#    may return the Result of what happened; else the job fails with Uncertain (ToolSet.run
+#    lists it in ``.uncertain``) until ``resolve={call_id: answer}`` settles it: a Result (what
+#    happened), True (run it again, same key) or a string (the model reads it as its error).
+# 5. Other arguments under a journaled call id are refused naming the call; a changed
+#    definition makes an interrupted or finished call uncertain, never matched to old output.
+# 6. A run is held by one process at a time: a lease (owner, expiry) renewed while the batch
+#    runs; a live lease of another owner refuses the batch, an expired one is taken over.
+# An outcome that cannot be written is logged and the result still reaches the model (the
+# tool has run); the journal then reads the call as interrupted, so a resume asks the host.
 
-_JOURNAL_SCHEMA = 1
+_JOURNAL_SCHEMA = 2
+_LEASE_SECONDS = 30.0
 
 
 class JournalError(Exception):
@@ -10028,6 +10196,7 @@ class Journal:
         paramstyle: str | None = None,
         synchronous: str = "FULL",
         timeout: float = 30.0,
+        lease: float = _LEASE_SECONDS,
     ) -> None:
         if (path is None) == (connect is None):
             raise ValueError("agenttool: Journal: give a file path or connect=, not both")
@@ -10041,6 +10210,7 @@ class Journal:
         self._sqlite = connect is None
         self._synchronous = synchronous
         self._timeout = timeout
+        self.lease = _option("Journal", "lease", lease, (int, float), "seconds")
         self._local = threading.local()
         if paramstyle is None and connect is not None:
             import sys
@@ -10082,23 +10252,24 @@ class Journal:
         """Run ``steps`` in one transaction taken for writing (BEGIN IMMEDIATE on SQLite) and
         commit it; the rows of the last step's query come back."""
         conn = self._connection()
-        cur = conn.cursor()
         rows: list[Any] = []
         try:
             if self._sqlite:
-                cur.execute("BEGIN IMMEDIATE")
+                conn.execute("BEGIN IMMEDIATE")
             for text, params in steps:
+                cur = conn.cursor()  # one per statement, closed before the commit (PyPy)
                 cur.execute(self._sql(text), params)
                 rows = list(cur.fetchall()) if cur.description else []
+                cur.close()
             if self._sqlite:
-                cur.execute("COMMIT")
+                conn.execute("COMMIT")
             else:
                 conn.commit()
         except Exception as e:
             try:
                 if self._sqlite:
                     if conn.in_transaction:
-                        cur.execute("ROLLBACK")
+                        conn.execute("ROLLBACK")
                 else:
                     conn.rollback()
             except Exception:
@@ -10116,6 +10287,7 @@ class Journal:
         try:
             cur.execute(self._sql(text), params)
             rows = list(cur.fetchall())
+            cur.close()
             if not self._sqlite:
                 conn.commit()
         except Exception as e:
@@ -10145,31 +10317,39 @@ class Journal:
                     " started DOUBLE PRECISION NOT NULL, PRIMARY KEY (run, call_id))",
                     (),
                 ),
+                (
+                    "CREATE TABLE IF NOT EXISTS agenttool_records"
+                    " (run TEXT NOT NULL, call_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+                    " ns TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run, call_id, seq))",
+                    (),
+                ),
             ]
         )
         rows = self._read("SELECT v FROM agenttool_meta WHERE k = 'schema'")
-        if not rows:
-            self._write(
-                [
-                    (
-                        "INSERT INTO agenttool_meta (k, v) VALUES ('schema', ?)",
-                        (str(_JOURNAL_SCHEMA),),
-                    )
-                ]
-            )
-        elif int(rows[0][0]) > _JOURNAL_SCHEMA:
+        if rows and int(rows[0][0]) > _JOURNAL_SCHEMA:
             raise JournalError(
                 f"agenttool: Journal: schema {rows[0][0]} was written by a newer agenttool"
                 f" (this one reads {_JOURNAL_SCHEMA})"
             )
+        if not rows or int(rows[0][0]) < _JOURNAL_SCHEMA:  # new, or schema 1 (no records)
+            self._write(
+                [
+                    ("DELETE FROM agenttool_meta WHERE k = 'schema'", ()),
+                    (
+                        "INSERT INTO agenttool_meta (k, v) VALUES ('schema', ?)",
+                        (str(_JOURNAL_SCHEMA),),
+                    ),
+                ]
+            )
 
-    def hold(self, run: str, owner: str, lease: float = 30.0) -> None:
+    def hold(self, run: str, owner: str, lease: float | None = None) -> None:
         """Take or renew the lease on ``run`` for ``owner``; a live lease of another owner
         raises JournalError (an expired one is taken over)."""
         import time
 
         if not isinstance(run, str):
             raise TypeError(f"agenttool: Journal: a run id is a str, got {run!r}")
+        lease = self.lease if lease is None else lease
         now = time.time()
         rows = self._write(
             [
@@ -10199,11 +10379,10 @@ class Journal:
         """Make the call's intent durable, or read the one already there: a dict with
         ``status`` (intent, done, uncertain, resolved), ``key`` (minted once), ``outcome`` and
         ``definition_changed``.  Other arguments under the same call id raise JournalError."""
-        import hashlib
         import time
         import uuid
 
-        args_hash = "sha256:" + hashlib.sha256(_jcs(args).encode()).hexdigest()
+        args_hash = _args_hash(args)
         rows = self._write(
             [
                 (
@@ -10249,6 +10428,48 @@ class Journal:
             ]
         )
 
+    def snapshot(self, run: str) -> dict[str, dict[str, Any]]:
+        """What the journal holds for ``run``, by call id: ``tool``, ``definition`` (its
+        hash), ``args_hash``, ``key``, ``status`` and ``outcome``; read once as a batch
+        begins (the batch's lease keeps it current)."""
+        rows = self._read(
+            "SELECT call_id, tool, definition_hash, args_hash, idem_key, status, outcome"
+            " FROM agenttool_calls WHERE run = ?",
+            (run,),
+        )
+        return {
+            r[0]: {
+                "tool": r[1],
+                "definition": r[2],
+                "args_hash": r[3],
+                "key": r[4],
+                "status": r[5],
+                "outcome": None if r[6] is None else json.loads(r[6]),
+            }
+            for r in rows
+        }
+
+    def record(self, run: str, call_id: str, record: Record) -> None:
+        """Make one of the call's records durable, after those it wrote before."""
+        self._write(
+            [
+                (
+                    "INSERT INTO agenttool_records (run, call_id, seq, ns, data)"
+                    " SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM agenttool_records"
+                    " WHERE run = ? AND call_id = ?",
+                    (run, call_id, record.ns, record.data, run, call_id),
+                )
+            ]
+        )
+
+    def records(self, run: str, call_id: str) -> list[Record]:
+        """The records the call wrote, over all its attempts, in order."""
+        rows = self._read(
+            "SELECT ns, data FROM agenttool_records WHERE run = ? AND call_id = ? ORDER BY seq",
+            (run, call_id),
+        )
+        return [Record(r[0], r[1]) for r in rows]
+
     def mark_uncertain(self, run: str, call_id: str) -> None:
         """Record that an interrupted call may not be run again blindly."""
         self._write(
@@ -10287,9 +10508,10 @@ class Journal:
         ]
 
     def forget(self, run: str) -> None:
-        """Delete ``run`` and its calls."""
+        """Delete ``run``, its calls and their records."""
         self._write(
             [
+                ("DELETE FROM agenttool_records WHERE run = ?", (run,)),
                 ("DELETE FROM agenttool_calls WHERE run = ?", (run,)),
                 ("DELETE FROM agenttool_runs WHERE run = ?", (run,)),
             ]
@@ -10313,6 +10535,215 @@ class Journal:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+class Uncertain(Exception):
+    """A journaled call that a crash interrupted after its intent, which may not run again
+    blindly (its replay is UNKNOWN, or its tool's definition changed): the host settles it
+    with ``resolve=`` (see :class:`Journal`).  It carries what the host needs to decide."""
+
+    def __init__(
+        self,
+        call_id: str,
+        tool: str,
+        arguments: Any,
+        key: str,
+        records: list[Record],
+        why: str = "may have taken effect",
+    ) -> None:
+        super().__init__(
+            f'call "{call_id}" of tool "{tool}" was interrupted in an earlier attempt and {why};'
+            " it was not run again: the host must resolve it"
+        )
+        self.call_id = call_id
+        self.tool = tool
+        self.arguments = arguments
+        self.key = key
+        self.records = records
+
+
+# The library's errors a replayed outcome is raised as again (any other reads as RuntimeError,
+# so an error policy treats it as it treated the tool's own exception).
+_REPLAYED_ERRORS: dict[str, type[BaseException]] = {
+    "ToolError": ToolError,
+    "Cancelled": Cancelled,
+    "TimeoutError": TimeoutError,
+}
+
+
+def _stored(result: Result | None, error: BaseException | None) -> dict[str, Any]:
+    """A call's outcome as the journal keeps it (the model's view; details stay the host's)."""
+    if error is not None:
+        return {"error": error_message(error), "type": type(error).__name__}
+    assert result is not None
+    out: dict[str, Any] = {"output": result.output}
+    if result.structured is not None:
+        out["structured"] = result.structured
+    if result.terminate:
+        out["terminate"] = True
+    if result.full_output is not None:
+        out["full_output"] = result.full_output
+    return out
+
+
+def _restored(outcome: dict[str, Any]) -> tuple[Result | None, BaseException | None]:
+    """A stored outcome as the job's result or error again."""
+    if "error" in outcome:
+        kind = _REPLAYED_ERRORS.get(outcome.get("type", ""), RuntimeError)
+        return None, kind(outcome["error"])
+    return (
+        Result(
+            outcome.get("output", ""),
+            structured=outcome.get("structured"),
+            terminate=outcome.get("terminate", False),
+            full_output=outcome.get("full_output"),
+        ),
+        None,
+    )
+
+
+class _RunJournal:
+    """One batch's use of a journal under a run id: the run's lease (taken as the batch
+    begins, renewed while it runs), what the journal held for the run then, and the writes
+    of each call's life (the rules above the Journal class)."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        run: str,
+        resolve: collections.abc.Mapping[str, Any] | None,
+        jobs: list[Job],
+    ) -> None:
+        import os
+        import socket
+        import uuid
+
+        if not isinstance(run, str) or not run:
+            raise TypeError(f"agenttool: a journaled run needs a run id, a non-empty str: {run!r}")
+        self.journal = journal
+        self.run = run
+        self.resolve = dict(resolve or {})
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.known: dict[str, dict[str, Any]] = {}
+        self.stopped = threading.Event()
+        self.renewer: threading.Thread | None = None
+        seen: dict[str, int] = {}
+        for job in jobs:
+            seen[job.call.id] = seen.get(job.call.id, 0) + 1
+        self.ambiguous = {i for i, n in seen.items() if n > 1 or not i}
+
+    def begin(self) -> None:
+        """Take the run's lease (JournalError when another live owner holds it) and read
+        what the journal holds for it."""
+        self.journal.hold(self.run, self.owner)
+        self.known = self.journal.snapshot(self.run)
+        self.renewer = threading.Thread(target=self._renew, name="agenttool-lease", daemon=True)
+        self.renewer.start()
+
+    def _renew(self) -> None:
+        while not self.stopped.wait(self.journal.lease / 3):
+            try:
+                self.journal.hold(self.run, self.owner)
+            except Exception as exc:  # noqa: BLE001 - logged; the next renewal tries again
+                _log(_WARNING, f'run "{self.run}": the lease could not be renewed', exc)
+
+    def end(self, release: bool) -> None:
+        """Stop renewing; give the lease back when no tool of the batch still runs (else it
+        expires, so nobody resumes the run while a late tool may still act)."""
+        self.stopped.set()
+        if release and self.renewer is not None:
+            try:
+                self.journal.release(self.run, self.owner)
+            except Exception as exc:  # noqa: BLE001 - the lease then expires on its own
+                _log(_WARNING, f'run "{self.run}": the lease could not be released', exc)
+
+    def earlier(
+        self, t: Tool, call: Call, name: str
+    ) -> tuple[Result | None, BaseException | None, bool] | None:
+        """What an earlier attempt of the run decides for this call, before it is approved:
+        ``None`` when the call runs (new to the run, or allowed to run again), else the job's
+        outcome and whether it is one the journal or the host gave (stored, reconciled,
+        resolved) rather than a refusal (Uncertain, a clash)."""
+        if call.id in self.ambiguous:
+            return (
+                None,
+                ValueError(
+                    f'agenttool: call "{call.id}" of tool "{name}" was not run: a journaled run needs'
+                    " each call's id, unique in the run"
+                ),
+                False,
+            )
+        row = self.known.get(call.id)
+        if row is None:
+            return None
+        args = _parse_arguments(call.args)
+        if row["tool"] != name or row["args_hash"] != _args_hash(args):
+            return (
+                None,
+                JournalError(
+                    f'agenttool: call "{call.id}" was not run: run "{self.run}" journaled it with'
+                    " other arguments or another tool"
+                ),
+                False,
+            )
+        changed = row["definition"] != definition_hash(t)
+        if row["outcome"] is not None and not changed:
+            return (*_restored(row["outcome"]), True)
+        answer = self.resolve.get(call.id)
+        if answer is True:
+            return None
+        if isinstance(answer, Result) or (isinstance(answer, str) and answer):
+            error = ToolError(answer) if isinstance(answer, str) else None
+            result = answer if isinstance(answer, Result) else None
+            self.journal.outcome(self.run, call.id, _stored(result, error), "resolved")
+            return result, error, True
+        if answer is not None:
+            return (
+                None,
+                TypeError(
+                    f'agenttool: resolve["{call.id}"] must be a Result, True or a message, got'
+                    f" {answer!r}"
+                ),
+                False,
+            )
+        records = self.journal.records(self.run, call.id)
+        reconcile = getattr(t, "reconcile", None)
+        if callable(reconcile) and not changed:
+            settled = reconcile(args, row["key"], records)
+            if isinstance(settled, Result):
+                self.journal.outcome(self.run, call.id, _stored(settled, None), "resolved")
+                return settled, None, True
+        replay = Replay.UNKNOWN if changed else replay_of(t, args)
+        if replay is not Replay.UNKNOWN:
+            return None  # it runs again, with the key its intent holds
+        self.journal.mark_uncertain(self.run, call.id)
+        why = "its tool's definition has changed since" if changed else "may have taken effect"
+        return None, Uncertain(call.id, name, args, row["key"], records, why), False
+
+    def intent(self, t: Tool, call: Call, name: str) -> Call:
+        """Make the call's intent durable before its tool starts; the call to run, carrying
+        the key the journal minted for it (once, kept across attempts)."""
+        args = _parse_arguments(call.args)
+        got = self.journal.intent(self.run, call.id, name, definition_hash(t), args)
+        return _swap_call(Call(call.id, call.args, got["key"], call.on_update))
+
+    def outcome(self, call_id: str, result: Result | None, error: BaseException | None) -> None:
+        """Make the call's outcome durable before its final event; a failure is logged and
+        the result still goes out (the tool ran; a resume will ask the host)."""
+        try:
+            self.journal.outcome(self.run, call_id, _stored(result, error))
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            _log(_ERROR, f'run "{self.run}": the outcome of call "{call_id}" was not saved', exc)
+
+    def recorder(self, call_id: str, host: Recorder | None) -> Recorder:
+        """The call's recorder: each record made durable in the journal, then the host's."""
+
+        def record(r: Record) -> None:
+            self.journal.record(self.run, call_id, r)
+            if host is not None:
+                host(r)
+
+        return record
 
 
 class Executor:
@@ -10350,6 +10781,9 @@ class Executor:
     for every call of the batches this executor runs; ``inject`` holds the values of the
     tools' ``Annotated[T, Inject("key")]`` parameters, by key.
 
+    ``journal`` (a :class:`Journal`) makes each batch durable under the run id its
+    ``execute(jobs, run=...)`` names: see the rules above the Journal class.
+
     ``approver(job)`` decides each call whose tool needs approval (:func:`needs_approval_of`),
     on the job's thread before ``on_start``, with the call installed (so it may :func:`elicit`):
     ``True`` runs it, ``False`` or a string denies it (the string is the model's message), a
@@ -10378,8 +10812,12 @@ class Executor:
         tracer: Any = None,
         record_content: bool = False,
         workers: Any = None,
+        journal: Journal | None = None,
     ) -> None:
         _check_errors(errors)
+        if journal is not None and not isinstance(journal, Journal):
+            raise TypeError(f"agenttool: Executor: journal must be a Journal, got {journal!r}")
+        self.journal = journal
         if workers is not None and not callable(getattr(workers, "submit", None)):
             raise TypeError(
                 "agenttool: Executor: workers must be a concurrent.futures.Executor, got"
@@ -10440,7 +10878,13 @@ class Executor:
         return chains
 
     def execute(
-        self, jobs: Sequence[Job], cancel: threading.Event | None = None
+        self,
+        jobs: Sequence[Job],
+        cancel: threading.Event | None = None,
+        *,
+        run: str | None = None,
+        journal: Journal | None = None,
+        resolve: collections.abc.Mapping[str, Any] | None = None,
     ) -> Iterator[Event]:
         """Run the batch, yielding its events on the caller's thread one at a time: progress
         as it comes (the latest update per job when the consumer is slower), and one final
@@ -10451,6 +10895,11 @@ class Executor:
         Closing the generator early cancels the same way and waits for the running tools
         (each at most until its timeout); an exception in the consumer (Ctrl-C) cancels and
         does not wait.  No tool starts after either.
+
+        With a journal (this executor's, or ``journal`` over it) the batch is the run named
+        ``run`` (an agent's turn), its calls keyed by call id; ``resolve`` settles the run's
+        uncertain calls by call id.  Another live process holding the run raises
+        :class:`JournalError` before any event.
         """
         import queue
 
@@ -10458,7 +10907,7 @@ class Executor:
         if not jobs:
             return
         outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        batch = _Batch(self, jobs, outbox.put, None)
+        batch = _Batch(self, jobs, outbox.put, None, self._run_journal(jobs, run, journal, resolve))
         pending = len(jobs)
         try:
             batch.start()
@@ -10478,10 +10927,20 @@ class Executor:
         except BaseException:
             batch.cancel()
             raise
+        finally:
+            batch.end_journal()
 
-    async def aexecute(self, jobs: Sequence[Job], cancel: Any = None) -> AsyncIterator[Event]:
-        """:meth:`execute` for an asyncio host: the same events and rules, as an async
-        generator.  ``async def`` tools run as tasks on the running loop (objects bound to it
+    async def aexecute(
+        self,
+        jobs: Sequence[Job],
+        cancel: Any = None,
+        *,
+        run: str | None = None,
+        journal: Journal | None = None,
+        resolve: collections.abc.Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[Event]:
+        """:meth:`execute` for an asyncio host: the same events and rules (the journal's
+        too), as an async generator.  ``async def`` tools run as tasks on the running loop (objects bound to it
         work, and they take no thread); other tools run on the worker pool.
 
         ``cancel`` is a ``threading.Event`` or an ``asyncio.Event``; cancelling the task that
@@ -10511,7 +10970,7 @@ class Executor:
             except RuntimeError:  # the loop is closed: nobody reads the events any more
                 pass
 
-        batch = _Batch(self, jobs, post, loop)
+        batch = _Batch(self, jobs, post, loop, self._run_journal(jobs, run, journal, resolve))
         polled = cancel if isinstance(cancel, threading.Event) else None
         watcher = None
         if cancel is not None and polled is None:
@@ -10552,19 +11011,47 @@ class Executor:
         finally:
             if watcher is not None:
                 watcher.cancel()
+            batch.end_journal()
 
     def results(
-        self, jobs: Sequence[Job], cancel: threading.Event | None = None
+        self,
+        jobs: Sequence[Job],
+        cancel: threading.Event | None = None,
+        *,
+        run: str | None = None,
+        journal: Journal | None = None,
+        resolve: collections.abc.Mapping[str, Any] | None = None,
     ) -> tuple[list[Result | None], list[BaseException | None]]:
         """Run the batch and return ``(results, errors)`` in job order: ``None`` in
         ``results`` where a job failed and in ``errors`` where it succeeded."""
         results: list[Result | None] = [None] * len(jobs)
         errors: list[BaseException | None] = [None] * len(jobs)
-        for event in self.execute(jobs, cancel):
+        for event in self.execute(jobs, cancel, run=run, journal=journal, resolve=resolve):
             if event.final:
                 results[event.index] = event.result
                 errors[event.index] = event.error
         return results, errors
+
+    def _run_journal(
+        self,
+        jobs: list[Job],
+        run: str | None,
+        journal: Journal | None,
+        resolve: collections.abc.Mapping[str, Any] | None,
+    ) -> _RunJournal | None:
+        """The batch's journal under ``run``, its lease taken, or None for a batch without."""
+        journal = journal or self.journal
+        if journal is None:
+            if run is not None or resolve:
+                raise ValueError("agenttool: run= and resolve= need a journal (journal=...)")
+            return None
+        if run is None:
+            raise ValueError(
+                "agenttool: a batch with a journal needs run=, the id of the agent's turn"
+            )
+        rj = _RunJournal(journal, run, resolve, jobs)
+        rj.begin()
+        return rj
 
     # ----- the per-job pipeline -------------------------------------------------------------
 
@@ -10615,6 +11102,8 @@ class Executor:
         admitted = self._admit_job(batch, s)
         if isinstance(admitted, BaseException):
             return None, admitted
+        if isinstance(admitted, Result):
+            return admitted, None
         call, name, limit = admitted
         job = batch.jobs[s.index]
         assert job.tool is not None
@@ -10669,6 +11158,8 @@ class Executor:
         admitted = self._admit_job(batch, s)
         if isinstance(admitted, BaseException):
             return None, admitted
+        if isinstance(admitted, Result):
+            return admitted, None
         call, name, limit = admitted
         job = batch.jobs[s.index]
         assert isinstance(job.tool, FunctionTool)
@@ -10698,11 +11189,12 @@ class Executor:
 
     def _admit_job(
         self, batch: _Batch, s: _JobState
-    ) -> tuple[Call, str, int | None] | BaseException:
-        """Step 1: install the call's scope and run ``on_start``; the call to run (a check
-        placed here, such as an approval, may answer with another), the tool's name and
-        output limit, or the error that completes the job instead.  (Its timeout was read
-        when it was let in: its clock runs from then.)"""
+    ) -> tuple[Call, str, int | None] | BaseException | Result:
+        """Step 1: install the call's scope, ask the run's journal, approve, run ``on_start``
+        and journal the intent; the call to run (a check placed here, such as an approval,
+        may answer with another), the tool's name and output limit, or the outcome that
+        completes the job instead (an error, or a result from the journal).  (Its timeout
+        was read when it was let in: its clock runs from then.)"""
         job = batch.jobs[s.index]
         call = job.call
         assert s.cancellation is not None
@@ -10720,11 +11212,12 @@ class Executor:
             )
             error.__cause__ = exc
             return error
+        journal = batch.journal
         scope = _Scope(
             call,
             name,
             s.cancellation,
-            self.recorder,
+            self.recorder if journal is None else journal.recorder(call.id, self.recorder),
             self.elicitor,
             s.emit,
             loop=batch.loop,
@@ -10734,6 +11227,14 @@ class Executor:
             workers=self.workers,
         )
         _scope.set(scope)  # in the job's own copy of the context, dropped with it
+        if journal is not None:
+            try:
+                earlier = journal.earlier(job.tool, call, name)  # type: ignore[arg-type]
+            except Exception as exc:  # noqa: BLE001 - the journal or a reconcile failed
+                return _not_run(call, "its run's journal could not be read", exc)
+            if earlier is not None:
+                done, failed, s.replayed = earlier
+                return failed if failed is not None else done or Result("")
         try:
             call = _approve(job, self.approver, self.lenient)
         except Exception as exc:  # noqa: BLE001 - a denial: the job's error
@@ -10752,6 +11253,12 @@ class Executor:
                 )
                 refusal.__cause__ = exc
                 return refusal
+        if journal is not None:
+            try:
+                call = journal.intent(job.tool, call, name)  # type: ignore[arg-type]
+            except Exception as exc:  # noqa: BLE001 - no intent, no run
+                return _not_run(call, "its intent could not be journaled", exc)
+            s.intended = True
         return call, name, limit
 
     @staticmethod
@@ -10794,10 +11301,7 @@ class Executor:
             args = _parse_arguments(call.args)
             if replay_of(t, args) is not Replay.SAFE:
                 return None
-            import hashlib
-
-            digest = hashlib.sha256(_jcs(args).encode("utf-8")).hexdigest()
-            return f"{definition_hash(t)} sha256:{digest}"
+            return f"{definition_hash(t)} {_args_hash(args)}"
         except Exception:  # noqa: BLE001 - arguments it cannot read run and fail as usual
             return None
 
