@@ -9904,7 +9904,10 @@ class _Batch:
         """The batch is over for its consumer: stop renewing the run's lease, and give it back
         when none of its tools still runs."""
         if self.journal is not None:
-            self.journal.end(not any(s.in_tool and not s.returned for s in self.states))
+            running = any(
+                (s.in_tool and not s.finished) or (s.late and not s.returned) for s in self.states
+            )
+            self.journal.end(not running)
 
 
 def _not_run(call: Call, why: str, exc: BaseException) -> RuntimeError:
@@ -10180,6 +10183,40 @@ _JOURNAL_SCHEMA = 2
 _LEASE_SECONDS = 30.0
 
 
+def _lease_owner() -> str:
+    """A batch's name on the leases it holds: ``host:pid:tag``."""
+    import os
+    import socket
+    import uuid
+
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _dead_owner(owner: Any) -> bool:
+    """Whether a lease's owner (``host:pid:tag``) was a process of this host that is gone."""
+    import os
+    import socket
+
+    parts = owner.split(":") if isinstance(owner, str) else []
+    if os.name != "posix" or len(parts) != 3 or parts[0] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, OSError):
+        return False
+    return False
+
+
+def _close_quietly(conn: Any) -> None:
+    """Close a database connection, ignoring a failure (closing is best effort)."""
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001 - see the docstring
+        pass
+
+
 class JournalError(Exception):
     """A journal that cannot be opened, read or written, or a run held by another owner."""
 
@@ -10212,6 +10249,8 @@ class Journal:
         self._timeout = timeout
         self.lease = _option("Journal", "lease", lease, (int, float), "seconds")
         self._local = threading.local()
+        self._opened: list[tuple[threading.Thread, Any]] = []  # each thread's connection
+        self._opened_lock = threading.Lock()
         if paramstyle is None and connect is not None:
             import sys
 
@@ -10230,7 +10269,13 @@ class Journal:
 
             assert self.path is not None
             try:
-                conn = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+                # used by one thread only, but closed by whichever thread closes the journal
+                conn = sqlite3.connect(
+                    self.path,
+                    timeout=self._timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={self._synchronous}")
             except sqlite3.DatabaseError as e:
@@ -10241,6 +10286,12 @@ class Journal:
             assert self._connect is not None
             conn = self._connect()
         self._local.conn = conn
+        with self._opened_lock:  # the connections of threads that have ended are closed now
+            gone = [c for t, c in self._opened if not t.is_alive()]
+            self._opened = [(t, c) for t, c in self._opened if t.is_alive()]
+            self._opened.append((threading.current_thread(), conn))
+        for old in gone:
+            _close_quietly(old)
         return conn
 
     def _sql(self, text: str) -> str:
@@ -10344,7 +10395,8 @@ class Journal:
 
     def hold(self, run: str, owner: str, lease: float | None = None) -> None:
         """Take or renew the lease on ``run`` for ``owner``; a live lease of another owner
-        raises JournalError (an expired one is taken over)."""
+        raises JournalError.  An expired lease is taken over, and so is one whose owner was
+        an executor's process on this host that no longer exists (it was killed)."""
         import time
 
         if not isinstance(run, str):
@@ -10364,6 +10416,18 @@ class Journal:
                 ("SELECT owner FROM agenttool_runs WHERE run = ?", (run,)),
             ]
         )
+        holder = rows[0][0]
+        if holder != owner and _dead_owner(holder):
+            rows = self._write(
+                [
+                    (
+                        "UPDATE agenttool_runs SET owner = ?, expires = ? WHERE run = ?"
+                        " AND owner = ?",
+                        (owner, now + lease, run, holder),
+                    ),
+                    ("SELECT owner FROM agenttool_runs WHERE run = ?", (run,)),
+                ]
+            )
         if rows[0][0] != owner:
             raise JournalError(f"agenttool: Journal: run {run!r} is held by {rows[0][0]!r}")
 
@@ -10530,11 +10594,13 @@ class Journal:
         return len(old)
 
     def close(self) -> None:
-        """Close this thread's connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        """Close every connection this journal opened, on any thread; a later use opens a
+        new one."""
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        self._local = threading.local()
+        for _, conn in opened:
+            _close_quietly(conn)
 
 
 class Uncertain(Exception):
@@ -10614,16 +10680,12 @@ class _RunJournal:
         resolve: collections.abc.Mapping[str, Any] | None,
         jobs: list[Job],
     ) -> None:
-        import os
-        import socket
-        import uuid
-
         if not isinstance(run, str) or not run:
             raise TypeError(f"agenttool: a journaled run needs a run id, a non-empty str: {run!r}")
         self.journal = journal
         self.run = run
         self.resolve = dict(resolve or {})
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.owner = _lease_owner()
         self.known: dict[str, dict[str, Any]] = {}
         self.stopped = threading.Event()
         self.renewer: threading.Thread | None = None
@@ -10668,8 +10730,8 @@ class _RunJournal:
             return (
                 None,
                 ValueError(
-                    f'agenttool: call "{call.id}" of tool "{name}" was not run: a journaled run needs'
-                    " each call's id, unique in the run"
+                    f'agenttool: call "{call.id}" of tool "{name}" was not run: a journaled run'
+                    " needs each call's id, unique in the run"
                 ),
                 False,
             )
@@ -10940,8 +11002,9 @@ class Executor:
         resolve: collections.abc.Mapping[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """:meth:`execute` for an asyncio host: the same events and rules (the journal's
-        too), as an async generator.  ``async def`` tools run as tasks on the running loop (objects bound to it
-        work, and they take no thread); other tools run on the worker pool.
+        too), as an async generator.  ``async def`` tools run as tasks on the running loop
+        (objects bound to it work, and they take no thread); other tools run on the worker
+        pool.
 
         ``cancel`` is a ``threading.Event`` or an ``asyncio.Event``; cancelling the task that
         consumes the events, or closing the generator, cancels the batch the same way (without
