@@ -10689,6 +10689,7 @@ class _RunJournal:
         self.known: dict[str, dict[str, Any]] = {}
         self.stopped = threading.Event()
         self.renewer: threading.Thread | None = None
+        self.hashes: dict[int, tuple[Tool, str]] = {}  # definition_hash by tool, for the batch
         seen: dict[str, int] = {}
         for job in jobs:
             seen[job.call.id] = seen.get(job.call.id, 0) + 1
@@ -10748,7 +10749,7 @@ class _RunJournal:
                 ),
                 False,
             )
-        changed = row["definition"] != definition_hash(t)
+        changed = row["definition"] != self.definition(t)
         if row["outcome"] is not None and not changed:
             return (*_restored(row["outcome"]), True)
         answer = self.resolve.get(call.id)
@@ -10782,11 +10783,18 @@ class _RunJournal:
         why = "its tool's definition has changed since" if changed else "may have taken effect"
         return None, Uncertain(call.id, name, args, row["key"], records, why), False
 
+    def definition(self, t: Tool) -> str:
+        """The tool's :func:`definition_hash`, computed once per tool for the batch."""
+        known = self.hashes.get(id(t))
+        if known is None or known[0] is not t:
+            known = self.hashes[id(t)] = (t, definition_hash(t))
+        return known[1]
+
     def intent(self, t: Tool, call: Call, name: str) -> Call:
         """Make the call's intent durable before its tool starts; the call to run, carrying
         the key the journal minted for it (once, kept across attempts)."""
         args = _parse_arguments(call.args)
-        got = self.journal.intent(self.run, call.id, name, definition_hash(t), args)
+        got = self.journal.intent(self.run, call.id, name, self.definition(t), args)
         return _swap_call(Call(call.id, call.args, got["key"], call.on_update))
 
     def outcome(self, call_id: str, result: Result | None, error: BaseException | None) -> None:

@@ -2,6 +2,8 @@
 rows (an intent, then an outcome) at the same durability, synchronous=FULL and NORMAL side by
 side.  Run: python bench/journal.py [CALLS]  (the repository root on sys.path)."""
 
+from __future__ import annotations
+
 import json
 import os
 import sqlite3
@@ -53,6 +55,25 @@ def floor_per_call(path: str, calls: int, synchronous: str) -> float:
     return elapsed / calls / 1e3
 
 
+def executor_per_call(path: str | None, calls: int, synchronous: str) -> float:
+    """One batch of ``calls`` no-op calls through the executor, with a journal or without."""
+
+    @agenttool.tool(replay=agenttool.Replay.UNKNOWN)
+    def noop(i: int) -> str:
+        return "ok"
+
+    journal = agenttool.Journal(path, synchronous=synchronous) if path else None
+    ex = agenttool.Executor(journal=journal, max_parallel=1)
+    jobs = [agenttool.Job(noop, agenttool.Call(f"c{i}", {"i": i})) for i in range(calls)]
+    start = time.perf_counter_ns()
+    for _ in ex.execute(jobs, run="bench" if journal else None):
+        pass
+    elapsed = time.perf_counter_ns() - start
+    if journal is not None:
+        journal.close()
+    return elapsed / calls / 1e3
+
+
 def main() -> None:
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     with tempfile.TemporaryDirectory() as d:
@@ -62,6 +83,15 @@ def main() -> None:
             print(
                 f"synchronous={synchronous}: journal {ours:.0f} us/call,"
                 f" bare sqlite3 {floor:.0f} us/call, ratio {ours / floor:.2f}x"
+            )
+            bare = executor_per_call(None, calls, synchronous)
+            journaled = executor_per_call(
+                os.path.join(d, f"e-{synchronous}.db"), calls, synchronous
+            )
+            print(
+                f"  executor, one serial batch: no journal {bare:.0f} us/call, journaled"
+                f" {journaled:.0f} us/call, against no journal + floor"
+                f" {journaled / (bare + floor):.2f}x"
             )
 
 
