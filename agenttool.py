@@ -10181,6 +10181,7 @@ def _copy_result(result: Result) -> Result:
 
 _JOURNAL_SCHEMA = 2
 _LEASE_SECONDS = 30.0
+_MAX_OUTCOME = 256 * 1024 * 1024  # bytes of one stored outcome, well under SQLite's 1 GB
 
 
 def _lease_owner() -> str:
@@ -10234,6 +10235,7 @@ class Journal:
         synchronous: str = "FULL",
         timeout: float = 30.0,
         lease: float = _LEASE_SECONDS,
+        max_outcome: int = _MAX_OUTCOME,
     ) -> None:
         if (path is None) == (connect is None):
             raise ValueError("agenttool: Journal: give a file path or connect=, not both")
@@ -10248,6 +10250,7 @@ class Journal:
         self._synchronous = synchronous
         self._timeout = timeout
         self.lease = _option("Journal", "lease", lease, (int, float), "seconds")
+        self.max_outcome = _option("Journal", "max_outcome", max_outcome, (int,), "bytes")
         self._local = threading.local()
         self._opened: list[tuple[threading.Thread, Any]] = []  # each thread's connection
         self._opened_lock = threading.Lock()
@@ -10276,8 +10279,11 @@ class Journal:
                     isolation_level=None,
                     check_same_thread=False,
                 )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(f"PRAGMA synchronous={self._synchronous}")
+                # fetched, so no statement stays open (PyPy's sqlite3 then refuses a commit)
+                conn.execute("PRAGMA journal_mode=WAL").fetchall()
+                conn.execute(f"PRAGMA synchronous={self._synchronous}").fetchall()
+            except sqlite3.OperationalError as e:  # a missing folder, a file it may not open
+                raise JournalError(f"agenttool: Journal: cannot open {self.path!r}: {e}") from e
             except sqlite3.DatabaseError as e:
                 raise JournalError(
                     f"agenttool: Journal: {self.path!r} is not a journal: {e}"
@@ -10480,8 +10486,15 @@ class Journal:
     def outcome(
         self, run: str, call_id: str, outcome: dict[str, Any], status: str = "done"
     ) -> None:
-        """Make the call's outcome (a JSON object) durable."""
+        """Make the call's outcome (a JSON object) durable; one over ``max_outcome`` bytes
+        raises JournalError naming its size (SQLite's own limit on a value is 1 GB)."""
         text = json.dumps(outcome, ensure_ascii=False, sort_keys=True)
+        size = len(text.encode("utf-8"))
+        if size > self.max_outcome:
+            raise JournalError(
+                f"agenttool: Journal: the outcome of call {call_id!r} is {size} bytes, over the"
+                f" journal's max_outcome of {self.max_outcome}"
+            )
         self._write(
             [
                 (

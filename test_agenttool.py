@@ -63,11 +63,6 @@ CORPUS = os.path.join(CONFORMANCE, "agenttool-schema")
 TEST_TIME_LIMIT = float(os.environ.get("AGENTTOOL_TEST_TIME_LIMIT", "120"))
 
 
-# The journal's SQLite path fails on PyPy's sqlite3 ("cannot commit transaction - SQL statements
-# in progress"): a known defect, not yet fixed, so those tests skip there with this reason.
-PYPY_SQLITE_BROKEN = sys.implementation.name == "pypy"
-
-
 def limit_test_time() -> None:
     """Wrap ``unittest.TestCase.run`` so that each test ends the process once over the limit."""
     run = unittest.TestCase.run
@@ -4576,8 +4571,6 @@ class TestReadme(unittest.TestCase):
             blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
         self.assertGreaterEqual(len(blocks), 3)
         for i, block in enumerate(blocks):
-            if PYPY_SQLITE_BROKEN and "Journal(" in block:
-                continue  # the journal on PyPy's sqlite3: see test_journal
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 exec(compile(block, f"README.md python block {i}", "exec"), {"__name__": "readme"})

@@ -7,7 +7,7 @@ import threading
 import unittest
 
 import agenttool
-from test_agenttool import PYPY_SQLITE_BROKEN, needs, slow
+from test_agenttool import needs, slow
 
 try:
     import psycopg
@@ -21,10 +21,6 @@ PG_BIN = (
 )[-1]
 
 
-@unittest.skipIf(
-    PYPY_SQLITE_BROKEN,
-    "the journal fails on PyPy's sqlite3 (statements in progress at commit): not yet fixed",
-)
 class JournalStorage(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.TemporaryDirectory()
@@ -125,10 +121,6 @@ class JournalStorage(unittest.TestCase):
 
 @slow
 @needs(psycopg is not None and os.path.exists(PG_BIN + "/initdb"), "needs psycopg and PostgreSQL")
-@unittest.skipIf(
-    PYPY_SQLITE_BROKEN,
-    "the journal fails on PyPy's sqlite3 (statements in progress at commit): not yet fixed",
-)
 class JournalPostgres(unittest.TestCase):
     """The same storage layer on a PostgreSQL server the test starts on 127.0.0.1."""
 
@@ -214,10 +206,6 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-@unittest.skipIf(
-    PYPY_SQLITE_BROKEN,
-    "the journal fails on PyPy's sqlite3 (statements in progress at commit): not yet fixed",
-)
 class JournalCrash(unittest.TestCase):
     def test_sigkill_after_the_intent_leaves_it_durable_with_its_key(self) -> None:
         import subprocess

@@ -15,11 +15,10 @@ from typing import Any
 
 import agenttool as at
 import test_journal
-from test_agenttool import PYPY_SQLITE_BROKEN, needs, responses_call, slow
+from test_agenttool import needs, responses_call, slow
 from test_journal import PG_BIN, psycopg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYPY_REASON = "the journal's SQLite path is not tested on PyPy yet"
 
 
 class Tools:
@@ -69,7 +68,6 @@ def finals(events: Any) -> dict[int, at.Event]:
     return out
 
 
-@unittest.skipIf(PYPY_SQLITE_BROKEN, PYPY_REASON)
 class JournaledExecutor(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.TemporaryDirectory()
@@ -325,7 +323,57 @@ class JournaledExecutor(unittest.TestCase):
         journal.close()
 
 
-@unittest.skipIf(PYPY_SQLITE_BROKEN, PYPY_REASON)
+class BadJournals(unittest.TestCase):
+    """Bad input gets a clear error and loses nothing."""
+
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "agent.db")
+
+    def tearDown(self) -> None:
+        self.dir.cleanup()
+
+    def test_a_truncated_journal_is_refused_naming_the_file(self) -> None:
+        journal = at.Journal(self.path)
+        for i in range(200):
+            journal.intent("r", f"c{i}", "t", "h", {"i": i, "pad": "x" * 500})
+        journal.close()
+        for name in os.listdir(self.dir.name):
+            if name != "agent.db":
+                os.remove(os.path.join(self.dir.name, name))  # no WAL to repair it from
+        with open(self.path, "r+b") as f:
+            f.truncate(os.path.getsize(self.path) // 3)
+        with self.assertRaisesRegex(at.JournalError, "agent.db"):
+            broken = at.Journal(self.path)
+            broken.calls("r")
+
+    def test_a_folder_that_does_not_exist(self) -> None:
+        with self.assertRaisesRegex(at.JournalError, "cannot open .*nowhere"):
+            at.Journal(os.path.join(self.dir.name, "nowhere", "agent.db"))
+
+    def test_an_outcome_too_large_is_refused_by_size_and_the_model_still_reads_it(self) -> None:
+        journal = at.Journal(self.path, max_outcome=1000)
+        with self.assertRaisesRegex(at.JournalError, r"'c1' is \d+ bytes, over .* 1000"):
+            journal.outcome("r", "c1", {"output": "x" * 2000})
+
+        @at.tool(replay=at.Replay.UNKNOWN)
+        def big() -> str:
+            return "y" * 5000
+
+        job = [at.Job(big, at.Call("b1", {}))]
+        got = finals(at.Executor(journal=journal).execute(job, run="big"))[0]
+        self.assertEqual(got.result.output, "y" * 5000)  # the tool ran: the model reads it
+        again = finals(at.Executor(journal=journal).execute(job, run="big"))[0]
+        self.assertIsInstance(again.error, at.Uncertain)  # and the host is asked on a resume
+        journal.close()
+
+    def test_a_bad_lease_or_run(self) -> None:
+        with self.assertRaisesRegex(ValueError, "lease"):
+            at.Journal(self.path, lease=0)
+        with self.assertRaisesRegex(TypeError, "journal must be a Journal"):
+            at.Executor(journal=self.path)  # type: ignore[arg-type]
+
+
 class JournaledToolSet(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.TemporaryDirectory()
@@ -398,7 +446,6 @@ class Approvals(unittest.TestCase):
         self.assertEqual([p.call_id for p in later.pending], ["b"])
         self.assertEqual(self.ran, [])
 
-    @unittest.skipIf(PYPY_SQLITE_BROKEN, PYPY_REASON)
     def test_with_a_journal_an_interrupted_call_needs_a_new_approval(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             journal = at.Journal(os.path.join(d, "a.db"))
@@ -550,9 +597,10 @@ resolve = json.loads(os.environ.get("RESOLVE", "{{}}"))
 ex = at.Executor(journal=journal, on_start=on_start)
 jobs = [at.Job(tools[name], at.Call(cid, {{"n": i}})) for i, (cid, name) in enumerate(calls)]
 out = {{}}
-for e in ex.execute(jobs, run=run, resolve=resolve):
+
+def take(e):
     if not e.final:
-        continue
+        return
     cid = jobs[e.index].call.id
     if point == "before-consumer" and cid == victim:
         die()
@@ -560,6 +608,18 @@ for e in ex.execute(jobs, run=run, resolve=resolve):
     text = e.result.output if e.result is not None else str(e.error)
     assert cid not in out, "two final events"
     out[cid] = [kind, text, e.replayed]
+
+if os.environ.get("JOURNAL_ASYNC"):
+    import asyncio
+
+    async def main():
+        async for e in ex.aexecute(jobs, run=run, resolve=resolve):
+            take(e)
+
+    asyncio.run(main())
+else:
+    for e in ex.execute(jobs, run=run, resolve=resolve):
+        take(e)
 print(json.dumps(out))
 """
 
@@ -575,6 +635,7 @@ def run_child(
     pg: str = "",
 ) -> tuple[int, dict[str, Any]]:
     env = dict(os.environ, RESOLVE=json.dumps(resolve or {}), JOURNAL_PG=pg)
+    env["JOURNAL_ASYNC"] = "1" if run.startswith("async") else ""
     proc = subprocess.run(
         [
             sys.executable,
@@ -641,7 +702,6 @@ class CrashChecks:
                 )
 
 
-@unittest.skipIf(PYPY_SQLITE_BROKEN, PYPY_REASON)
 class CrashInjection(unittest.TestCase, CrashChecks):
     CALLS = [["k1", "charge"], ["k2", "pay"], ["k3", "look"], ["k4", "charge"]]
 
@@ -651,6 +711,12 @@ class CrashInjection(unittest.TestCase, CrashChecks):
             for point in POINTS:
                 for victim in ("k1", "k2", "k3"):
                     self.check_run(path, effects, f"{point}-{victim}", point, victim, self.CALLS)
+
+    def test_sigkill_during_aexecute(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            path, effects = os.path.join(d, "agent.db"), os.path.join(d, "effects")
+            for point in ("tool-end", "before-outcome", "before-consumer"):
+                self.check_run(path, effects, f"async-{point}", point, "k1", self.CALLS)
 
     def test_the_host_reads_uncertain_calls_with_the_command_line(self) -> None:
         with tempfile.TemporaryDirectory() as d:
@@ -781,7 +847,6 @@ print(json.dumps({{"trials": trials, "crashed": crashed, "problems": problems}})
 
 
 @slow
-@unittest.skipIf(PYPY_SQLITE_BROKEN, PYPY_REASON)
 @unittest.skipUnless(hasattr(os, "fork"), "needs os.fork")
 class RandomCrashes(unittest.TestCase):
     def test_500_runs_killed_at_random_points(self) -> None:
@@ -809,7 +874,6 @@ class RandomCrashes(unittest.TestCase):
 
 @slow
 @needs(psycopg is not None and os.path.exists(PG_BIN + "/initdb"), "needs psycopg and PostgreSQL")
-@unittest.skipIf(PYPY_SQLITE_BROKEN, PYPY_REASON)
 class PostgresRuns(unittest.TestCase, CrashChecks):
     """The crash points and two racing resumers on the PostgreSQL server the test starts
     (started and stopped as the storage layer's own PostgreSQL tests do)."""
