@@ -6756,8 +6756,13 @@ class TestCommandLineStreams(_CommandLine):
         target = self.write("streams_target.py", CLI_STREAMS_TARGET)
         env = dict(os.environ, PYTHONIOENCODING="utf-8")
         env["PYTHONPATH"] = _repo() + os.pathsep + env.get("PYTHONPATH", "")
+        # python -m agenttool, with SIGINT handled even when this run inherited it ignored
+        main = (
+            "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "runpy.run_module('agenttool', run_name='__main__', alter_sys=True)"
+        )
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agenttool", "call", target, "wait"],
+            [sys.executable, "-c", main, "call", target, "wait"],
             cwd=self.dir,
             env=env,
             stdout=subprocess.PIPE,
@@ -7546,7 +7551,12 @@ class TestCommandLineApproval(_Workspace):
 def isolated(test: unittest.TestCase, code: str, expected: str, timeout: float = 60) -> None:
     """Run ``code`` in a fresh interpreter (agenttool importable) where a hang is possible:
     a hang fails as a timeout, and the output must be ``expected``."""
-    prelude = "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+    # SIGINT as Python sets it up by default: a run started in the background inherits it
+    # ignored, and the tests that send it must still see KeyboardInterrupt.
+    prelude = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+    )
     try:
         done = subprocess.run(
             [sys.executable, "-c", prelude + textwrap.dedent(code), ROOT],

@@ -243,7 +243,8 @@ class TestNothingLeft(unittest.TestCase):
                         raise SystemExit("bye")
                     if {ending!r} == "sigterm":
                         os.kill(os.getpid(), signal.SIGTERM)
-                    if {ending!r} == "ctrl-c":
+                    if {ending!r} == "ctrl-c":  # handled even if this run ignores SIGINT
+                        signal.signal(signal.SIGINT, signal.default_int_handler)
                         os.kill(os.getpid(), signal.SIGINT)
                         signal.pause()
                 """)
