@@ -109,6 +109,7 @@ __all__ = [
     "namespace_of",
     "Namespace",
     "is_cacheable",
+    "is_isolated",
     "ResultCache",
     "Journal",
     "JournalError",
@@ -6679,6 +6680,12 @@ def is_cacheable(t: Tool) -> bool:
     return getattr(t, "cacheable", False) is True
 
 
+def is_isolated(t: Tool) -> bool:
+    """Whether the tool's calls run in a worker process, which a timeout or a cancel kills
+    (``isolated=True``: see "isolation"); default no, a thread."""
+    return getattr(t, "isolated", False) is True
+
+
 def _positive(value: Any, kinds: tuple[type, ...]) -> Any:
     """``value`` when it is a positive number of one of ``kinds`` (never a bool), else None."""
     if value is None:
@@ -6705,6 +6712,7 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "allowed_callers": allowed_callers_of,
     "namespace": namespace_of,
     "cacheable": is_cacheable,
+    "isolated": is_isolated,
 }
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""

@@ -2222,6 +2222,7 @@ SAMPLES: dict[str, Any] = {
     "allowed_callers": ["direct"],
     "namespace": at.Namespace("crm", "Customer records"),
     "cacheable": True,
+    "isolated": True,
 }
 # The readers that take the call's arguments besides the tool.
 ARG_READERS = (at.confined_by, at.replay_of, at.needs_approval_of)
@@ -2229,6 +2230,16 @@ ARG_READERS = (at.confined_by, at.replay_of, at.needs_approval_of)
 
 def raw(fn: Any, name: str = "raw", **options: Any) -> at.Tool:
     return at.new_func(name, "a raw tool", None, fn, **options)
+
+
+def sample_tool(prop: str, sample: Any) -> at.Tool:
+    """A raw tool declaring one property of SAMPLES (an isolated one needs a function a
+    worker can import, not a lambda)."""
+    if prop == "isolated":
+        from testdata import isolated_tools
+
+        return raw(isolated_tools.raw_empty, **{prop: sample})
+    return raw(lambda c: "", **{prop: sample})
 
 
 def finals(events: list[at.Event]) -> list[at.Event]:
@@ -2315,7 +2326,7 @@ class TestWrap(unittest.TestCase):
 
     def test_wrap_forwards_every_property(self) -> None:
         for prop, sample in SAMPLES.items():
-            inner = raw(lambda c: "", **{prop: sample})
+            inner = sample_tool(prop, sample)
             w = at.wrap(inner, lambda call: at.text("wrapped"))
             reader = at.PROPERTIES[prop]
             extra = ({},) if reader in ARG_READERS else ()
@@ -7297,7 +7308,7 @@ class TestRetrying(unittest.TestCase):
 
     def test_retrying_forwards_every_property(self) -> None:
         for prop, sample in SAMPLES.items():
-            inner = raw(lambda c: "", **{prop: sample})
+            inner = sample_tool(prop, sample)
             reader = at.PROPERTIES[prop]
             extra = ({},) if reader in ARG_READERS else ()
             self.assertEqual(reader(at.retrying(inner), *extra), reader(inner, *extra), prop)
@@ -7335,7 +7346,7 @@ class TestToolSetComposition(unittest.TestCase):
         out = pre.run([responses_call("1", "fs__write", {})])
         self.assertEqual(out[0]["output"], "write")
         for prop, sample in SAMPLES.items():
-            inner = raw(lambda c: "", **{prop: sample})
+            inner = sample_tool(prop, sample)
             w = at.ToolSet([inner]).prefixed("p")[0]
             reader = at.PROPERTIES[prop]
             extra = ({},) if reader in ARG_READERS else ()

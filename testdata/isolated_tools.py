@@ -68,3 +68,8 @@ def busy() -> str:
     at.progress(str(os.getpid()))
     while True:
         pass
+
+
+def raw_empty(call: object) -> str:
+    """A raw tool's function that answers nothing (the property table's isolated sample)."""
+    return ""
