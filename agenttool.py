@@ -28,11 +28,13 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import (
     Any,
     Callable,
+    Generic,
     NoReturn,
     Optional,
     Protocol,
     SupportsIndex,
     TextIO,
+    TypeVar,
     Union,
     overload,
     runtime_checkable,
@@ -40,6 +42,15 @@ from typing import (
 
 if typing.TYPE_CHECKING:
     import queue
+
+    from typing_extensions import ParamSpec  # read by type checkers only, never imported
+
+    _P = ParamSpec("_P")
+elif sys.version_info >= (3, 10):
+    _P = typing.ParamSpec("_P")
+else:  # 3.9 has no ParamSpec at run time: a stand-in, since only type checkers read it
+    _P = TypeVar("_P")
+_R = TypeVar("_R")
 
 __version__ = "0.1.0"
 
@@ -6945,13 +6956,19 @@ def _item_schema(branches: list[dict[str, Any]], i: int) -> Any:
     return None
 
 
-class FunctionTool:
+class FunctionTool(Generic[_P, _R]):
     """A tool made from a Python function by :func:`tool` or :func:`new`.
 
     Arguments are validated against the generated schema (the strict one for a strict tool)
     and decoded into the values the hints promise before the function runs; invalid
-    arguments never reach it.  Still callable as the plain function.
+    arguments never reach it.  Still callable as the plain function, with its signature:
+    a type checker reads ``FunctionTool[P, R]`` as the function's parameters and result.
     """
+
+    if not typing.TYPE_CHECKING and sys.version_info < (3, 10):
+        # 3.9 has no ParamSpec: FunctionTool[[int], str] is FunctionTool there
+        def __class_getitem__(cls, params: Any) -> Any:
+            return cls
 
     # Definition options, set only when stated (their readers supply the defaults).
     defer_loading: bool
@@ -6962,7 +6979,7 @@ class FunctionTool:
 
     def __init__(
         self,
-        fn: Callable[..., Any],
+        fn: Callable[_P, _R],
         *,
         name: str = "",
         description: str = "",
@@ -6997,7 +7014,7 @@ class FunctionTool:
         named = fn
         while isinstance(named, functools.partial):  # a partial is named for its function
             named = named.func
-        self.name = name or getattr(named, "__name__", "")
+        self.name: str = name or getattr(named, "__name__", "")
         if not self.name or self.name == "<lambda>":
             raise ValueError("agenttool: a tool needs a name; give name=... for a lambda")
         self.description = description or _doc_description(fn)
@@ -7058,7 +7075,7 @@ class FunctionTool:
         if isolated or max_memory is not None:
             _check_isolated(self, isolated, max_memory)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -7093,19 +7110,20 @@ class FunctionTool:
     def _begin(self, call: Call) -> Any:
         """Check and decode the arguments and call the function: its value, a coroutine for
         an ``async def`` (which the executor may run as a task on the caller's loop)."""
+        fn: Callable[..., Any] = self.fn  # called with what the arguments decode to
         if self._raw:
             if self._validator is not None:  # a raw tool reads call.args itself
                 self._validator.validate(_parse_arguments(call.args))
             if self.isolated:
                 return _processes.run(self, (Call(call.id, call.args, call.idempotency_key),), {})
-            return self.fn(call)
+            return fn(call)
         lenient = (self.parameters or NO_ARGS) if self.lenient else None
         args = self._checked(_parse_arguments(call.args, lenient))
         if self._injected:
             args = self._with_injected(args, call)
         if self.isolated:
             return _processes.run(self, (), args)
-        return self.fn(**args)
+        return fn(**args)
 
     def _checked(self, args: dict[str, Any]) -> dict[str, Any]:
         """The model's arguments object validated and decoded into what the function takes
@@ -7220,7 +7238,7 @@ def _structured(value: Any, result: Result) -> Any:
 
 
 def _set_definition_options(
-    t: FunctionTool,
+    t: FunctionTool[..., Any],
     defer_loading: Any,
     input_examples: Any,
     cache_control: Any,
@@ -7296,10 +7314,10 @@ def _mark_coroutine_function(obj: Any) -> None:
         inspect.markcoroutinefunction(obj)
 
 
-class _ClosingFunctionTool(FunctionTool):
+class _ClosingFunctionTool(FunctionTool[_P, _R]):
     """A function tool that owns something: the host closes it through ``close()``."""
 
-    def __init__(self, fn: Callable[..., Any], *, closer: Callable[[], Any], **options: Any):
+    def __init__(self, fn: Callable[_P, _R], *, closer: Callable[[], Any], **options: Any):
         super().__init__(fn, **options)
         self._closer = closer
 
@@ -7311,8 +7329,8 @@ _ToolOption = Any
 
 
 def new(
-    name: str, description: str, fn: Callable[..., Any], **options: _ToolOption
-) -> FunctionTool:
+    name: str, description: str, fn: Callable[_P, _R], **options: _ToolOption
+) -> FunctionTool[_P, _R]:
     """Build a tool from a typed function; ``name`` and ``description`` may be ``""`` for the
     function's name and docstring summary.
 
@@ -7342,9 +7360,9 @@ def new_func(
     name: str,
     description: str,
     parameters: dict[str, Any] | None,
-    fn: Callable[[Call], Any],
+    fn: Callable[[Call], _R],
     **options: _ToolOption,
-) -> FunctionTool:
+) -> FunctionTool[[Call], _R]:
     """Build a tool from a raw ``fn(call)`` that reads ``call.args`` itself.
 
     ``parameters`` is served as given (``None`` means no arguments) and not validated unless
@@ -7355,29 +7373,33 @@ def new_func(
     return new(name, description, fn, parameters=parameters, raw=True, **options)
 
 
-@overload
-def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+class _ToolDecorator(Protocol):
+    """What ``tool(**options)`` returns: a decorator keeping the function's signature."""
+
+    def __call__(self, fn: Callable[_P, _R], /) -> FunctionTool[_P, _R]: ...
 
 
 @overload
-def tool(
-    fn: None = None, /, **options: _ToolOption
-) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+def tool(fn: Callable[_P, _R], /) -> FunctionTool[_P, _R]: ...
+
+
+@overload
+def tool(fn: None = None, /, **options: _ToolOption) -> _ToolDecorator: ...
 
 
 def tool(
     fn: Callable[..., Any] | None = None, /, **options: _ToolOption
-) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+) -> FunctionTool[..., Any] | _ToolDecorator:
     """Make a function a tool: ``@tool`` or ``@tool(name=..., strict=True, ...)``.
 
     The options are those of :func:`new`, plus ``name`` and ``description``.  The decorated
-    object is still callable as the plain function.
+    object is still callable as the plain function, and keeps its signature for a type
+    checker.  One ``tool(...)`` may decorate several functions, each with all the options.
     """
 
-    def make(f: Callable[..., Any]) -> FunctionTool:
-        name = options.pop("name", "")
-        description = options.pop("description", "")
-        return new(name, description, f, **options)
+    def make(f: Callable[_P, _R], /) -> FunctionTool[_P, _R]:
+        own = dict(options)  # each function gets every option, name and description too
+        return new(own.pop("name", ""), own.pop("description", ""), f, **own)
 
     return make(fn) if fn is not None else make
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Install the npm peers the MCP interop tests run against into the folder given as $1
+# Install the npm peers the MCP interop tests (and test_typing's pyright) run against into the folder given as $1
 # (a cache folder: a second run with the same versions installed does nothing).
 # The tests find them through AGENTTOOL_NODE_PEERS=<that folder>.
 set -eu
@@ -9,6 +9,7 @@ if [ $# -ne 1 ]; then
 fi
 EVERYTHING_VERSION=2026.8.31
 INSPECTOR_VERSION=2.12.0
+PYRIGHT_VERSION=1.1.414  # test_typing checks user code against the installed wheel
 dir=$1
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     echo "node-peers: node or npm is not on PATH (install Debian's nodejs and npm)" >&2
@@ -16,14 +17,16 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 fi
 mkdir -p "$dir"
 stamp="$dir/.agenttool-node-peers"
-want="server-everything@$EVERYTHING_VERSION inspector@$INSPECTOR_VERSION"
+want="server-everything@$EVERYTHING_VERSION inspector@$INSPECTOR_VERSION pyright@$PYRIGHT_VERSION"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
     && [ -f "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] \
-    && [ -e "$dir/node_modules/.bin/mcp-inspector" ]; then
+    && [ -e "$dir/node_modules/.bin/mcp-inspector" ] \
+    && [ -e "$dir/node_modules/.bin/pyright" ]; then
     exit 0
 fi
 [ -f "$dir/package.json" ] || echo '{"name":"agenttool-node-peers","private":true}' > "$dir/package.json"
 npm install --prefix "$dir" --no-audit --no-fund --save-exact --loglevel=error \
     "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
-    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
+    "pyright@$PYRIGHT_VERSION"
 echo "$want" > "$stamp"
