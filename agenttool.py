@@ -5614,6 +5614,8 @@ def _loads(text: str | bytes | bytearray) -> Any:
                 "JSON text has none (send bytes, or strip it)",
             )
         return _DECODER.decode(text)
+    except ValidationError:  # said above already, in full
+        raise
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, NaN and Infinity
         reason = str(err)
         if "integer string conversion" in reason:
