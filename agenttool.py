@@ -8183,6 +8183,20 @@ class _Run:
         return RunOutput(items, self.pending, self.uncertain)
 
 
+def _call_key(c: _ProviderCall) -> str:
+    """The idempotency key of a provider's call: the same for the same call sent again (call
+    id, tool name and arguments), another for any other call.  A journal, when there is one,
+    replaces it with the key it minted."""
+    import hashlib
+
+    try:
+        text = c.arguments if isinstance(c.arguments, str) else _jcs(c.arguments)
+    except (TypeError, ValueError):  # arguments JSON cannot hold: refused when the call runs
+        text = repr(c.arguments)
+    data = f"{c.call_id}\0{c.name}\0{text}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
 _SPENT_APPROVALS = 100_000  # answered call hashes a ToolSet remembers, oldest forgotten first
 
 
@@ -8497,7 +8511,7 @@ class ToolSet(list[Tool]):
         if approvals is not None and journal is not None and isinstance(run, str):
             begun = journal.snapshot(run)
         for i, c in enumerate(found):
-            job = Job(self.lookup(c.name), Call(c.call_id, c.arguments))
+            job = Job(self.lookup(c.name), Call(c.call_id, c.arguments, _call_key(c)))
             if approvals is not None and job.tool is not None:
                 row = begun.get(c.call_id)
                 if row is not None and row["outcome"] is not None:
