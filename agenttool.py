@@ -3932,8 +3932,10 @@ class _Compiler:
         self.consts["_cut"] = _cut
         self.consts["_MESSAGE_LIMIT"] = _MESSAGE_LIMIT
         namespace = self.consts
-        exec(compile("\n".join(self.lines), "<agenttool schema>", "exec"), namespace)
+        source = "\n".join(self.lines) + "\n"
+        exec(compile(source, "<agenttool schema>", "exec"), namespace)
         check: Callable[[object], None] = namespace["validate"]  # type: ignore[assignment]
+        check.source = source  # type: ignore[attr-defined] # Validator.source shows it
         return check
 
 
@@ -5742,6 +5744,12 @@ class Validator:
 
     def __repr__(self) -> str:
         return f"Validator({_compact(self.schema, 80)})"
+
+    @property
+    def source(self) -> str:
+        """The Python source generated for this schema (what ``validate`` runs), to read
+        what a schema compiles to, as fastjsonschema's ``compile_to_code`` shows it."""
+        return str(getattr(self.validate, "source", ""))
 
 
 def _json_validator(check: Callable[[object], None]) -> Callable[[str | bytes], Any]:

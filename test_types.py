@@ -365,6 +365,15 @@ class TestDecimalAndRoundTrips(unittest.TestCase):
         self.assertEqual(at.decode(Tag, {"name": "b", "seen": 0}), Tag("b"))
 
 
+class TestValidatorSource(unittest.TestCase):
+    def test_the_generated_source_is_shown_and_is_what_runs(self) -> None:
+        v = at.validator({"type": "object", "properties": {"n": {"type": "integer"}}})
+        self.assertTrue(v.source.startswith("def validate(x):"))
+        self.assertIn("'n'", v.source)
+        compile(v.source, "<shown>", "exec")  # Python as it stands
+        self.assertTrue(at.validator(True).source.startswith("def validate(x):"))
+
+
 class TestValidateJsonInput(unittest.TestCase):
     def test_not_text_is_a_validation_error(self) -> None:
         v = at.validator({"type": "integer"})
