@@ -947,10 +947,23 @@ def _is_namedtuple(tp: Any) -> bool:
 
 
 def _is_object_class(tp: Any) -> bool:
-    """Whether a class becomes an object of its fields (a dataclass, TypedDict or NamedTuple)."""
+    """Whether a class becomes an object of its fields (a dataclass, TypedDict, NamedTuple or
+    attrs class)."""
     return isinstance(tp, type) and (
-        dataclasses.is_dataclass(tp) or _is_typeddict(tp) or _is_namedtuple(tp)
+        dataclasses.is_dataclass(tp) or _is_typeddict(tp) or _is_namedtuple(tp) or _is_attrs(tp)
     )
+
+
+def _is_attrs(tp: Any) -> bool:
+    """Whether ``tp`` is an attrs class (read from its ``__attrs_attrs__``; attrs is never
+    imported here)."""
+    return isinstance(tp, type) and isinstance(getattr(tp, "__attrs_attrs__", None), tuple)
+
+
+def _attrs_key(a: Any) -> str:
+    """The name an attrs field has in ``__init__`` and in JSON: its alias (``_x`` is ``x``)."""
+    alias = getattr(a, "alias", None)
+    return alias if isinstance(alias, str) and alias else str(a.name).lstrip("_")
 
 
 def _is_type_alias(tp: Any) -> bool:
@@ -1007,6 +1020,8 @@ def _substitute(tp: Any, typevars: dict[Any, Any]) -> Any:
 def _init_false_fields(cls: Any) -> frozenset[str]:
     """A dataclass's fields that __init__ does not take (init=False): output() writes them,
     so decoding accepts them and leaves them to the class to compute."""
+    if _is_attrs(cls):
+        return frozenset(_attrs_key(a) for a in cls.__attrs_attrs__ if not a.init)
     if not dataclasses.is_dataclass(cls):
         return frozenset()
     return frozenset(f.name for f in dataclasses.fields(cls) if not f.init)
@@ -2088,6 +2103,28 @@ class _TypeCompiler:
                 default = f.default if f.default is not _MISSING else _MISSING
                 desc = f.metadata.get("description") if f.metadata else None
                 fields.append(_Field(f.name, tp, has, default, None, desc or docs.get(f.name)))
+        elif _is_attrs(cls):
+            for a in cls.__attrs_attrs__:
+                if not a.init:
+                    continue
+                tp = hints.get(a.name, a.type)
+                if tp is None:
+                    self.path.append(a.name)
+                    self.fail("has no type; give the attrs field a type annotation")
+                default = a.default
+                has = type(default).__name__ != "_Nothing"  # attrs.NOTHING: required
+                plain = has and not hasattr(default, "factory")  # a Factory has no value
+                desc = a.metadata.get("description") if a.metadata else None
+                fields.append(
+                    _Field(
+                        _attrs_key(a),
+                        tp,
+                        has,
+                        default if plain else _MISSING,
+                        None,
+                        desc or docs.get(a.name),
+                    )
+                )
         elif _is_typeddict(cls):
             required = cls.__required_keys__
             for name, tp in hints.items():
@@ -6010,6 +6047,8 @@ def _jsonable(value: Any) -> Any:
         return msgspec.to_builtins(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _json_ready({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    if _is_attrs(type(value)):
+        return _json_ready({_attrs_key(a): getattr(value, a.name) for a in value.__attrs_attrs__})
     if isinstance(value, enum.Enum):
         return _json_ready(value.value)
     if isinstance(value, (set, frozenset)):

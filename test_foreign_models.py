@@ -12,6 +12,7 @@ from test_agenttool import needs
 
 HAS_PYDANTIC = importlib.util.find_spec("pydantic") is not None
 HAS_MSGSPEC = importlib.util.find_spec("msgspec") is not None
+HAS_ATTRS = importlib.util.find_spec("attrs") is not None
 
 # Recursive classes refer to themselves by a name the module holds.
 if HAS_PYDANTIC:
@@ -139,6 +140,45 @@ class MsgspecStructs(unittest.TestCase):
         schema = at.schema_of(Node)
         self.assertEqual(schema["$ref"], "#/$defs/Node")
         self.assertEqual(at.decode(Node, {"v": 1, "kids": [{"v": 2}]}).kids[0].v, 2)
+
+
+@needs(HAS_ATTRS, "attrs (pip install -r .ci/requirements.txt)")
+class AttrsClasses(unittest.TestCase):
+    def test_an_attrs_class_is_an_object_of_its_fields(self) -> None:
+        import attrs
+
+        @attrs.define
+        class Pt:
+            """A point.
+
+            Args:
+                x: across
+            """
+
+            x: int
+            y: int = 0
+            tags: list = attrs.field(factory=list)
+            _secret: str = "s"
+            computed: int = attrs.field(init=False, default=7)
+
+        def move(p: Pt) -> Pt:
+            """Move a point."""
+            return p
+
+        t = at.tool(move)
+        params = t.parameters
+        assert params is not None
+        p = params["properties"]["p"]
+        self.assertEqual(p["required"], ["x"])
+        self.assertEqual(list(p["properties"]), ["x", "y", "tags", "secret"])  # __init__'s names
+        self.assertEqual(p["properties"]["x"]["description"], "across")
+        out = t.execute(at.Call("1", {"p": {"x": 1, "secret": "q"}})).output
+        self.assertEqual(
+            json.loads(str(out)), {"x": 1, "y": 0, "tags": [], "secret": "q", "computed": 7}
+        )
+        self.assertEqual(at.decode(Pt, json.loads(str(out))), Pt(1, 0, [], "q"))  # read back
+        with self.assertRaisesRegex(at.ValidationError, 'p.x: expected integer, got "no"'):
+            t.execute(at.Call("1", {"p": {"x": "no"}}))
 
 
 if __name__ == "__main__":
