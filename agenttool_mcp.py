@@ -113,16 +113,6 @@ def _mcp_available() -> None:
 # =============================================================================================
 
 
-def _data_url(url: str) -> tuple[str, str] | None:
-    """Split ``data:<mime>;base64,<data>`` into (mime, data); ``None`` for any other URL."""
-    if not url.startswith("data:"):
-        return None
-    head, sep, data = url[5:].partition(",")
-    if not sep or not head.endswith(";base64"):
-        return None
-    return head[: -len(";base64")] or "application/octet-stream", data
-
-
 def _is_base64(data: str) -> bool:
     import base64
     import binascii
@@ -152,7 +142,7 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             blocks.append(mt.TextContent(type="text", text=part["text"]))
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
             url = part["image_url"]
-            split = _data_url(url)
+            split = at._data_url(url)
             if split is not None:
                 blocks.append(mt.ImageContent(type="image", data=split[1], mime_type=split[0]))
             else:
@@ -163,7 +153,7 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             data = part.get("file_data")
             mime: str | None = None
             if isinstance(data, str) and data.startswith("data:"):
-                split = _data_url(data)
+                split = at._data_url(data)
                 if split is not None:
                     mime, data = split
             if isinstance(data, str) and _is_base64(data):
@@ -252,7 +242,8 @@ def result_of(result: mt.CallToolResult) -> at.Result:
             structured = structured["result"]
         texts = [p["text"] for p in items if p["type"] == "text"]
         cut = (result.meta or {}).get(_CUT_META_KEY) is True
-        if not cut and not _carried(texts, items, result.structured_content, structured):
+        carried = texts or _carried(texts, items, result.structured_content, structured)
+        if not cut and not carried:  # the model reads a text once, as the SDK's client does
             items.append({"type": "text", "text": json.dumps(result.structured_content)})
     details: Any = result
     record = _record_from_meta(result.meta)
@@ -1418,10 +1409,7 @@ def _decode_args(args: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
         return {}
     if isinstance(args, dict):
         return args
-    try:
-        value = json.loads(args)
-    except ValueError as exc:
-        raise at.ValidationError("", f"not valid JSON: {exc}") from None
+    value = at._loads(args)  # the core's strict reader: no duplicate keys, no NaN
     if not isinstance(value, dict):
         raise at.ValidationError("", "expected a JSON object")
     return value
@@ -1866,18 +1854,26 @@ class AsyncRemote:
         except Exception as exc:
             raise RemoteError(f"mcp: list tools: {_describe(exc)}") from exc
         opts = self._opts
-        by_name: dict[str, _RemoteTool] = {}
+        named: dict[str, list[mt.Tool]] = {}
         for d in defs:
             local = opts.rename.get(d.name) or _local_name(
                 f"{opts.prefix}__{d.name}" if opts.prefix else d.name
             )
-            other = by_name.get(local)
-            if other is not None:
-                raise RemoteError(
-                    f'mcp: list tools: the remote tools "{other.remote_name}" and "{d.name}" '
-                    f'would both be named "{local}"; name one with connect(rename={{...}})'
-                )
-            by_name[local] = _RemoteTool(self, d, local)
+            named.setdefault(local, []).append(d)
+        by_name: dict[str, _RemoteTool] = {}
+        for local, group in named.items():
+            if len(group) == 1:
+                by_name[local] = _RemoteTool(self, group[0], local)
+                continue
+            import logging  # a clash costs only the clashing tools
+
+            remote_names = " and ".join(f'"{d.name}"' for d in group)
+            logging.getLogger("agenttool_mcp").warning(
+                'agenttool_mcp: the remote tools %s would all be named "%s" and are left out; '
+                "name them with connect(rename={...})",
+                remote_names,
+                local,
+            )
         self._tools = list(by_name.values())
         self._by_name = by_name
 
@@ -2371,7 +2367,7 @@ def aconnect(
     resources: Mapping[str, str] | None = None,
     confined: Mapping[str, Callable[[Any], tuple[bool, str]]] | None = None,
     elicitation: bool = False,
-    notification_grace: float = 0.05,
+    notification_grace: float = 0,
     timeout: float | None = None,
     connect_timeout: float = 30.0,
     stderr: TextIO | None = None,
@@ -2522,7 +2518,7 @@ def connect(
     resources: Mapping[str, str] | None = None,
     confined: Mapping[str, Callable[[Any], tuple[bool, str]]] | None = None,
     elicitation: bool = False,
-    notification_grace: float = 0.05,
+    notification_grace: float = 0,
     timeout: float | None = None,
     connect_timeout: float = 30.0,
     stderr: TextIO | None = None,
@@ -2542,15 +2538,18 @@ def connect(
     ``confined(args)`` (names local or remote).  A remote name that breaks
     ``^[a-zA-Z0-9_-]{1,64}$`` is given a deterministic local one (other characters become
     ``_``; an over-long name is cut and ends in a short hash); ``rename`` maps a remote name
-    to the local name of your choice, and two tools that would share one name fail the
-    listing.  ``elicitation`` offers the server form and URL questions, routed to the call's
-    elicitor.  ``timeout`` bounds the wait for the answer to a call (started again by each
-    progress notification) or to a page of the tool list (None: no limit); ``max_timeout``
-    bounds the whole call whatever its progress; ``connect_timeout`` the handshake (and a new
-    session).  ``era`` picks the protocol: ``"auto"`` speaks 2026-07-28 when the server offers
-    it and the legacy handshake otherwise (as the SDK's client does), ``"legacy"`` or
-    ``"2026-07-28"`` force one.  Over HTTP, a server that forgot the session (404 after a
-    restart) gets a new one and the request once more.
+    to the local name of your choice; tools that would share one name are left out, with a
+    warning naming them (the others stay).  ``notification_grace`` is how long a call that
+    may change the tool list waits for a list change sent apart from its result (default 0:
+    a change sent before the result is seen without it).  ``elicitation`` offers the server
+    form and URL questions, routed to the call's elicitor.  ``timeout`` bounds the wait for
+    the answer to a call (started again by each progress notification) or to a page of the
+    tool list (None: no limit); ``max_timeout`` bounds the whole call whatever its progress;
+    ``connect_timeout`` the handshake (and a new session).  ``era`` picks the protocol:
+    ``"auto"`` speaks 2026-07-28 when the server offers it and the legacy handshake otherwise
+    (as the SDK's client does), ``"legacy"`` or ``"2026-07-28"`` force one.  Over HTTP, a
+    server that forgot the session (404 after a restart) gets a new one and the request once
+    more.
     """
     aio = aconnect(
         command,

@@ -1,0 +1,188 @@
+"""Tests for issue 20, the MCP client side: no grace wait per call, results read once, a name
+clash that costs only the clashing tools, and one strict argument reader for both modules.
+
+Skips like test_agenttool_mcp where Python is older than 3.10 or the SDK is missing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import unittest
+from typing import Any
+
+import agenttool_mcp as am
+from test_agenttool import limit_test_time
+from test_agenttool_mcp import SKIP, WAIT, TestRemoteEras, _Case, _mcpserver, _quiet, _run_one
+
+limit_test_time()
+
+if not SKIP:
+    import mcp.types as mt
+
+
+class TestNoGraceByDefault(TestRemoteEras):
+    """A call returns at once by default (no ``notification_grace`` wait), and a list change
+    or progress the tool sent before its result is still seen when the call returns."""
+
+    def check(self, server: Any, era: str, expected: str) -> None:
+        with am.connect(server=server, era=era) as remote:
+            event = _run_one(remote.lookup("steps"), "")
+            self.assertEqual((event.output, [p.output for p in event.progress]), ("done", ["half"]))
+            self.assertNotIn("extra", [t.name for t in remote.tools()])
+            self.assertEqual(remote.call("grow").output, "grown")
+            remote.await_refresh(WAIT)
+            self.assertIn("extra", [t.name for t in remote.tools()], (era, server))
+
+    def test_the_default_is_no_wait(self) -> None:
+        for fn in (am.connect, am.aconnect):
+            self.assertEqual(inspect.signature(fn).parameters["notification_grace"].default, 0)
+
+    @_quiet("mcp")
+    def test_async_remote_sees_a_change_sent_before_the_result(self) -> None:
+        import asyncio
+
+        async def main() -> list[str]:
+            async with am.aconnect(server=self.ours()) as remote:
+                self.assertEqual((await remote.call("grow")).output, "grown")
+                await remote.await_refresh()
+                return [t.name for t in remote.tools()]
+
+        self.assertIn("extra", asyncio.run(main()))
+
+
+class TestResultsReadOnce(_Case):
+    """Text beside structured content is the output as sent: the JSON is not appended (the
+    SDK and fastmcp clients pass the text once); the value stays in ``Result.structured``."""
+
+    def test_text_that_is_not_the_json(self) -> None:
+        r = am.result_of(
+            mt.CallToolResult(
+                content=[mt.TextContent(type="text", text="hi")],
+                structured_content={"result": "hi"},
+            )
+        )
+        self.assertEqual((r.output, r.structured), ("hi", {"result": "hi"}))
+        two = am.result_of(
+            mt.CallToolResult(
+                content=[
+                    mt.TextContent(type="text", text="a"),
+                    mt.TextContent(type="text", text="b"),
+                ],
+                structured_content={"n": 1},
+            )
+        )
+        self.assertEqual((two.output, two.structured), ("a\nb", {"n": 1}))
+
+    def test_text_with_an_image_and_no_content_at_all(self) -> None:
+        img = mt.ImageContent(type="image", data="AAE=", mime_type="image/png")
+        both = am.result_of(
+            mt.CallToolResult(
+                content=[mt.TextContent(type="text", text="caption"), img],
+                structured_content={"n": 1},
+            )
+        )
+        self.assertEqual([p["type"] for p in both.output], ["text", "input_image"])
+        # with no text at all the JSON is the only text there is, so it stays
+        empty = am.result_of(mt.CallToolResult(content=[], structured_content={"n": 1}))
+        self.assertEqual(empty.output, '{"n": 1}')
+
+    @_quiet("mcp")
+    def test_sdk_mcpserver_returning_str_and_int(self) -> None:
+        from mcp.server.mcpserver import MCPServer
+
+        server = MCPServer("typed")
+
+        def greet() -> str:
+            """Greets."""
+            return "hi"
+
+        def count() -> int:
+            """Counts."""
+            return 7
+
+        server.add_tool(greet)
+        server.add_tool(count)
+        with am.connect(server=server) as remote:
+            greeted = remote.call("greet")
+            self.assertEqual((greeted.output, greeted.structured), ("hi", {"result": "hi"}))
+            self.assertEqual(remote.call("count").output, "7")
+            self.assertEqual(_run_one(remote.lookup("greet"), "").output, "hi")
+
+
+class TestClashCostsOnlyTheClashingTools(_Case):
+    """Two remote names that map to one local name drop those tools, with a warning naming
+    them; every other tool stays usable."""
+
+    @_quiet("mcp")
+    def test_dotted_and_underscored(self) -> None:
+        server = _mcpserver("a.b", "a_b", "fine")
+        with self.assertLogs("agenttool_mcp", logging.WARNING) as logs:
+            remote = am.connect(server=server)
+        with remote:
+            self.assertEqual([t.name for t in remote.tools()], ["fine"])
+            self.assertEqual(remote.call("fine").output, "fine")
+        text = "\n".join(logs.output)
+        self.assertIn('"a.b"', text)
+        self.assertIn('"a_b"', text)
+        self.assertIn("rename", text)
+
+    @_quiet("mcp")
+    def test_three_names_and_a_prefix(self) -> None:
+        server = _mcpserver("x.y", "x y", "x_y", "other")
+        with self.assertLogs("agenttool_mcp", logging.WARNING) as logs:
+            remote = am.connect(server=server, prefix="p")
+        with remote:
+            self.assertEqual([t.name for t in remote.tools()], ["p__other"])
+        text = "\n".join(logs.output)
+        for name in ("x.y", "x y", "x_y"):
+            self.assertIn(f'"{name}"', text)
+        # a rename resolves it
+        with am.connect(server=server, rename={"x.y": "dotted", "x y": "spaced"}) as remote:
+            self.assertEqual(
+                sorted(t.name for t in remote.tools()), ["dotted", "other", "spaced", "x_y"]
+            )
+
+
+class TestStrictRemoteArguments(_Case):
+    """A remote tool's arguments are read by agenttool's own strict reader: a duplicate key or
+    NaN is refused before anything reaches the server, as for a local tool."""
+
+    @_quiet("mcp")
+    def test_duplicate_key_and_nan(self) -> None:
+        from mcp.server.mcpserver import MCPServer
+
+        seen: list[Any] = []
+        server = MCPServer("args")
+
+        def take(a: Any = None) -> str:
+            """Takes a."""
+            seen.append(a)
+            return "ok"
+
+        server.add_tool(take, structured_output=False)
+        with am.connect(server=server) as remote:
+            tool = remote.lookup("take")
+            for bad in ('{"a": 1, "a": 2}', '{"a": NaN}', '{"a": Infinity}'):
+                event = _run_one(tool, bad)
+                self.assertIsNotNone(event.error, bad)
+            self.assertEqual(seen, [])
+            self.assertEqual(_run_one(tool, '{"a": 1}').output, "ok")
+            self.assertEqual(seen, [1])
+
+    def test_a_data_url_read_as_the_core_reads_it(self) -> None:
+        """The core's data-URL reader serves both modules: percent-encoded data is data too."""
+        blocks = am.content_of(
+            [
+                {"type": "input_image", "image_url": "data:image/png,%89PNG"},
+                {"type": "input_file", "filename": "a.txt", "file_data": "data:text/plain,hi"},
+            ]
+        )
+        self.assertEqual([b.type for b in blocks], ["image", "resource"])
+        image = blocks[0]
+        assert isinstance(image, mt.ImageContent)
+        self.assertEqual((image.mime_type, image.data), ("image/png", "iVBORw=="))
+
+
+if __name__ == "__main__":
+    unittest.main()
