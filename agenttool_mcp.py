@@ -1450,6 +1450,11 @@ class _RemoteTool:
             output = _unwrapped_schema(output)
         self.output_schema = output
 
+    def replay(self, args: Any) -> at.Replay:
+        """A read-only remote tool may run again when its outcome is unknown (a dropped
+        connection); any other is never sent twice."""
+        return at.Replay.SAFE if self.read_only else at.Replay.UNKNOWN
+
     def confined(self, args: Any) -> tuple[bool, str]:
         if self._confined is None:
             return (False, "")
@@ -1543,6 +1548,8 @@ class AsyncRemote:
         self._listening = False  # a modern-era subscriptions/listen stream is open
         self._listener: asyncio.Task[None] | None = None  # the task that follows it
         self._relisten = False  # the stream was lost: open it again after a call succeeds
+        self._dropped = 0  # the generation whose connection dropped: the next call reconnects
+        self._reopen_error = ""  # why the last attempt to connect again failed
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -1594,28 +1601,16 @@ class AsyncRemote:
 
         When the server forgot the session (HTTP 404), ``_renew`` wakes this task, which hangs
         up and opens a new session in the same task."""
-        import contextlib
 
         assert self._stop is not None
         try:
             while True:
-                async with contextlib.AsyncExitStack() as stack:
-                    generation = self._generation + 1
-                    client = await stack.enter_async_context(
-                        await self._make_client(stack, generation)
-                    )
-                    self._client, self._generation = client, generation
-                    self._relisten = False
-                    await self._start_listener(client)
-                    try:
-                        await self._list_all()
-                        if not ready.done():
-                            ready.set_result(None)
-                        if self._renewed is not None and not self._renewed.done():
-                            self._renewed.set_result(None)
-                        await self._stop.wait()
-                    finally:
-                        await self._stop_listener()
+                try:
+                    await self._session(ready)
+                except Exception as exc:
+                    if not ready.done() or self._closed or not self._reconnects():
+                        raise
+                    await self._dropped_session(exc)
                 if self._closed or self._renewed is None or self._renewed.done():
                     break
                 self._stop.clear()
@@ -1634,6 +1629,64 @@ class AsyncRemote:
             for task in list(self._calls):
                 task.cancel()
             self._fail_flights()
+
+    async def _session(self, ready: asyncio.Future[None]) -> None:
+        """Open one session, list the tools, and hold it until ``_stop`` is set."""
+        import contextlib
+
+        assert self._stop is not None
+        async with contextlib.AsyncExitStack() as stack:
+            generation = self._generation + 1
+            client = await stack.enter_async_context(await self._make_client(stack, generation))
+            self._client, self._generation = client, generation
+            self._relisten = False
+            await self._start_listener(client)
+            try:
+                await self._list_all()
+                if not ready.done():
+                    ready.set_result(None)
+                if self._renewed is not None and not self._renewed.done():
+                    self._renewed.set_result(None)
+                await self._stop.wait()
+            finally:
+                await self._stop_listener()
+
+    def _reconnects(self) -> bool:
+        """Whether a dropped connection can be opened again (a command or a URL can)."""
+        return bool(self._opts.command or self._opts.url)
+
+    async def _dropped_session(self, exc: Exception) -> None:
+        """A session failed (or hanging it up did): unless a new one was asked for and this is
+        the old one ending, wait until the next call asks for one (``_renew``)."""
+        assert self._stop is not None
+        self._client = None
+        self._dropped = self._generation
+        renewing = self._renewed is not None and not self._renewed.done()
+        if renewing and self._stop.is_set():
+            return  # the old session ended badly on the way out: open the new one
+        self._reopen_error = f"mcp: connection lost: {_describe(exc)}"
+        if self._renewed is not None and not self._renewed.done():
+            self._renewed.set_result(None)  # this attempt failed; the next call tries again
+        self._stop.clear()
+        await self._stop.wait()
+
+    async def _reconnect(self, patient: bool) -> None:
+        """Open a new session for a dropped one; ``patient`` (a SAFE call sent again) tries
+        again, backing off, for up to ``connect_timeout`` while the server is still down."""
+        import asyncio
+
+        assert self._loop is not None
+        self._dropped = self._generation
+        give_up = self._loop.time() + self._opts.connect_timeout
+        pause = 0.05
+        while True:
+            await self._renew(self._generation)
+            if self._client is not None:
+                return
+            if not patient or self._loop.time() + pause > give_up:
+                raise _NotSent(self._reopen_error)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
     async def _renew(self, generation: int) -> None:
         """Replace the session ``generation`` with a new one (once) and wait until it is ready,
@@ -2060,7 +2113,7 @@ class AsyncRemote:
             if self._closed:
                 raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from None
             raise
-        except _NoAnswer as exc:
+        except (_NoAnswer, _NotSent) as exc:
             raise RemoteError(f'mcp: call "{tool.remote_name}": {exc}') from None
         except _Ended as exc:
             if not self._closed:
@@ -2110,6 +2163,10 @@ class AsyncRemote:
                 await asyncio.shield(self._renewed)
             if self._closed:
                 raise _Ended(self._close_error)
+            if self._reconnects() and (
+                self._dropped == self._generation or _session_over(self._client)
+            ):
+                await self._reconnect(patient=attempt > 0)  # before sending
             client, generation = self._require(), self._generation
             try:
                 return await self._timed(client, tool.remote_name, args, progress)
@@ -2119,7 +2176,15 @@ class AsyncRemote:
                     await self._renew(generation)
                     continue
                 if _connection_ended(client, exc):
-                    raise _Ended(self._close_error) from exc
+                    if self._closed or not self._reconnects():
+                        raise _Ended(self._close_error) from exc
+                    self._dropped = generation
+                    if attempt == 0 and at.replay_of(tool, args) is at.Replay.SAFE:
+                        continue  # its replay is SAFE: send it again on a new connection
+                    raise _NotSent(
+                        "mcp: the connection was lost during the call; it was not sent again "
+                        "(only a tool whose replay is SAFE is); the next call connects again"
+                    ) from exc
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -2283,6 +2348,20 @@ class AsyncRemote:
 
 class _Ended(Exception):
     """The connection under a call is over (the SDK's own "connection closed")."""
+
+
+class _NotSent(Exception):
+    """A call failed with its connection and was not sent again; the next call reconnects."""
+
+
+def _session_over(client: Client | None) -> bool:
+    """Whether the SDK's session under ``client`` has stopped (its dispatcher closed)."""
+    if client is None:
+        return False
+    try:
+        return getattr(client.session._dispatcher, "_closed", None) is True
+    except RuntimeError:  # the client is no longer entered
+        return True
 
 
 class _NoAnswer(Exception):
@@ -2549,7 +2628,8 @@ def connect(
     ``"auto"`` speaks 2026-07-28 when the server offers it and the legacy handshake otherwise
     (as the SDK's client does), ``"legacy"`` or ``"2026-07-28"`` force one.  Over HTTP, a
     server that forgot the session (404 after a restart) gets a new one and the request once
-    more.
+    more.  A dropped connection (stdio or HTTP) is opened again by the next call; the call in
+    flight fails and is sent again only when its replay is SAFE (a read-only tool).
     """
     aio = aconnect(
         command,

@@ -8,12 +8,29 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
+import signal
+import textwrap
+import threading
 import unittest
 from typing import Any
 
+import agenttool as at
 import agenttool_mcp as am
 from test_agenttool import limit_test_time
-from test_agenttool_mcp import SKIP, WAIT, TestRemoteEras, _Case, _mcpserver, _quiet, _run_one
+from test_agenttool_mcp import (
+    CHILD_ENV,
+    SKIP,
+    WAIT,
+    TestRemoteEras,
+    TestSessionRestart,
+    _Case,
+    _Fixture,
+    _free_port,
+    _mcpserver,
+    _quiet,
+    _run_one,
+)
 
 limit_test_time()
 
@@ -182,6 +199,147 @@ class TestStrictRemoteArguments(_Case):
         image = blocks[0]
         assert isinstance(image, mt.ImageContent)
         self.assertEqual((image.mime_type, image.data), ("image/png", "iVBORw=="))
+
+
+DROPPING = textwrap.dedent(
+    '''
+    """Tools that note each start in a file beside this one, then wait to be killed."""
+    import os
+    import threading
+
+    import agenttool as at
+
+    HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+    def _note(name):
+        with open(os.path.join(HERE, name), "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()}\\n")
+
+
+    def _stall(call):
+        _note("stall.starts")
+        threading.Event().wait(120)
+        return at.text("woke")
+
+
+    def _look(call):
+        first = not os.path.exists(os.path.join(HERE, "look.starts"))
+        _note("look.starts")
+        if first:
+            threading.Event().wait(120)
+        return at.text("looked")
+
+
+    def _upper(call):
+        return at.text(str(call.args.get("text", "")).upper())
+
+
+    stall = at.new_func("stall", "Waits.", None, _stall)
+    look = at.new_func("look", "Looks.", None, _look, annotations=at.Annotations(read_only=True))
+    upper = at.new_func(
+        "upper", "Upper.", {"type": "object", "properties": {"text": {"type": "string"}}}, _upper
+    )
+    '''
+)
+
+
+class TestReconnectAfterADrop(_Fixture):
+    """A Remote whose server died during a call reconnects on its next call (HTTP and stdio,
+    both eras); the call in flight fails saying so and is sent again only when its replay is
+    SAFE (a read-only remote tool)."""
+
+    fixture = DROPPING
+    fixture_file = "dropping_tools.py"
+    serve_at = TestSessionRestart.serve_at
+
+    def setUp(self) -> None:
+        for name in ("stall.starts", "look.starts"):
+            path = os.path.join(self.tmp, name)
+            if os.path.exists(path):
+                os.remove(path)
+
+    def starts(self, name: str) -> list[int]:
+        path = os.path.join(self.tmp, name)
+        if not os.path.exists(path):
+            return []
+        with open(path, encoding="utf-8") as fh:
+            return [int(line) for line in fh.read().split()]
+
+    def in_flight(self, remote: am.Remote, name: str, kill: Any) -> Any:
+        """Call ``name`` in a thread, ``kill()`` the server once the tool started; the outcome
+        (a Result or the exception)."""
+        box: list[Any] = []
+
+        def run() -> None:
+            try:
+                box.append(remote.call(name))
+            except Exception as exc:
+                box.append(exc)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        for _ in range(int(WAIT / 0.02)):
+            if self.starts(f"{name}.starts"):
+                break
+            threading.Event().wait(0.02)
+        kill()
+        thread.join(WAIT)
+        self.assertFalse(thread.is_alive())
+        return box[0]
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    @_quiet("agenttool_mcp")
+    def test_http_restart_mid_call(self) -> None:
+        for era in ("legacy", "auto"):
+            self.setUp()
+            port = _free_port()
+            stop = self.serve_at(port)
+            with am.connect(url=f"http://127.0.0.1:{port}/mcp", era=era) as remote:
+                self.assertEqual(remote.call("upper", {"text": "a"}).output, "A")
+                outcome = self.in_flight(remote, "stall", stop)
+                self.assertIsInstance(outcome, am.RemoteError, era)
+                self.assertIn("lost during the call", str(outcome))
+                self.assertIn("not sent again", str(outcome))
+                stop = self.serve_at(port)
+                self.assertEqual(remote.call("upper", {"text": "b"}).output, "B", era)
+                self.assertFalse(remote.closed)
+                self.assertEqual(len(self.starts("stall.starts")), 1, era)  # never resent
+            stop()
+
+    @_quiet("mcp")
+    @_quiet("agenttool_mcp")
+    def test_stdio_child_killed_mid_call(self) -> None:
+        def kill() -> None:
+            os.kill(self.starts("stall.starts")[-1], signal.SIGKILL)
+
+        for era in ("legacy", "auto"):
+            self.setUp()
+            with am.connect(self.serve_command(), env=CHILD_ENV, era=era) as remote:
+                outcome = self.in_flight(remote, "stall", kill)
+                self.assertIsInstance(outcome, am.RemoteError, era)
+                self.assertIn("not sent again", str(outcome))
+                self.assertEqual(remote.call("upper", {"text": "c"}).output, "C", era)
+                self.assertEqual(len(self.starts("stall.starts")), 1, era)
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    @_quiet("agenttool_mcp")
+    def test_a_safe_call_is_sent_again(self) -> None:
+        port = _free_port()
+        holder: dict[str, Any] = {}
+
+        def restart() -> None:
+            holder["stop"]()
+            holder["stop"] = self.serve_at(port)
+
+        holder["stop"] = self.serve_at(port)
+        with am.connect(url=f"http://127.0.0.1:{port}/mcp") as remote:
+            outcome = self.in_flight(remote, "look", restart)
+            self.assertIsInstance(outcome, at.Result)
+            self.assertEqual(outcome.output, "looked")
+            self.assertEqual(len(self.starts("look.starts")), 2)
 
 
 if __name__ == "__main__":
