@@ -165,9 +165,9 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             elif name and data is None:
                 blocks.append(mt.TextContent(type="text", text=name))
             else:
-                blocks.append(mt.TextContent(type="text", text=json.dumps(part)))
-        else:
-            blocks.append(mt.TextContent(type="text", text=json.dumps(part, default=str)))
+                blocks.append(mt.TextContent(type="text", text=at._dumps(part)))
+        else:  # the core's encoder: strict JSON (no NaN), any Python value it knows
+            blocks.append(mt.TextContent(type="text", text=at._dumps(part)))
     return blocks
 
 

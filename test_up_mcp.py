@@ -187,6 +187,19 @@ class TestStrictRemoteArguments(_Case):
             self.assertEqual(_run_one(tool, '{"a": 1}').output, "ok")
             self.assertEqual(seen, [1])
 
+    def test_parts_crossing_as_json_use_the_core_encoder(self) -> None:
+        """A part MCP has no block for crosses as strict JSON text (NaN as null), the text
+        agenttool itself writes."""
+        import datetime
+
+        odd = {"type": "mystery", "x": float("inf"), "when": datetime.date(2026, 1, 2)}
+        bad_file = {"type": "input_file", "filename": "f", "file_data": "!!!", "n": float("nan")}
+        blocks = am.content_of([odd, bad_file])
+        texts = [b.text for b in blocks if isinstance(b, mt.TextContent)]
+        self.assertEqual(texts, [at._dumps(odd), at._dumps(bad_file)])
+        self.assertEqual(at._loads(texts[0]), {"type": "mystery", "x": None, "when": "2026-01-02"})
+        self.assertEqual(at._loads(texts[1])["n"], None)
+
     def test_a_data_url_read_as_the_core_reads_it(self) -> None:
         """The core's data-URL reader serves both modules: percent-encoded data is data too."""
         blocks = am.content_of(
