@@ -1453,6 +1453,9 @@ class _TypeCompiler:
         special = self.stdlib_node(tp)
         if special is not None:
             return special
+        foreign = _foreign_model(tp)
+        if foreign is not None:
+            return self.foreign_node(tp, *foreign)
         if _is_object_class(tp):
             return self.object_class(tp)
         if tp in (list, tuple, set, frozenset, dict):
@@ -1467,9 +1470,45 @@ class _TypeCompiler:
             return self.generic(tp, tp, (Any, ...) if tp is tuple else (Any,))
         self.cannot(
             tp,
-            "not a dataclass, TypedDict, NamedTuple, Enum or a supported scalar; "
-            "use one of those, or supply the schema with parameters=",
+            "not a dataclass, TypedDict, NamedTuple, Enum, pydantic model, msgspec Struct or a "
+            "supported scalar; use one of those, or supply the schema with parameters=",
         )
+
+    def foreign_node(
+        self, tp: type, kind: str, schema: dict[str, Any], decode: Callable[[Any], Any]
+    ) -> _TypeNode:
+        """A class another library describes (see _foreign_model): its own schema, its
+        "$defs" moved into this schema's (renamed where a name is taken), and its own
+        validation as the decoder, its errors in this library's form."""
+        schema = dict(schema)
+        defs = schema.pop("$defs", None) or {}
+        renamed: dict[str, str] = {}
+        for name, sub in defs.items():
+            new = name
+            while new in self.defs and self.defs[new] != sub:
+                new += "_"
+            renamed[name] = new
+        for name, sub in defs.items():
+            self.defs[renamed[name]] = _renamed_refs(sub, renamed)
+        schema = _renamed_refs(schema, renamed)
+        if self.strict:
+            schema = self.strict_foreign(tp, kind, schema)
+        node = _TypeNode(schema, decode, _is_dict)
+        node.name = tp.__name__
+        return node
+
+    def strict_foreign(self, tp: type, kind: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """A strict schema needs every property required and no others: a model with an
+        optional field is refused (saying which), else its object is closed."""
+        if schema.get("type") != "object" or "properties" not in schema:
+            return schema
+        optional = sorted(set(schema["properties"]) - set(schema.get("required", ())))
+        if optional:
+            self.fail(
+                f"cannot express {kind} {tp.__name__} in a strict schema: field "
+                f"{optional[0]!r} has a default (strict schemas require every property)"
+            )
+        return {**schema, "additionalProperties": False}
 
     def stdlib_node(self, tp: type) -> _TypeNode | None:
         for name, fmt in (("datetime", "date-time"), ("date", "date"), ("time", "time")):
@@ -2222,6 +2261,62 @@ _INLINE_LIMIT = 16  # schema objects a class repeated in several places may have
 _SUBSCHEMA_LISTS = ("anyOf", "prefixItems")
 _SUBSCHEMA_MAPS = ("properties", "$defs")
 _SUBSCHEMAS = ("items", "additionalProperties")
+
+
+def _foreign_model(tp: type) -> tuple[str, dict[str, Any], Callable[[Any], Any]] | None:
+    """A class a library describes by its own protocol, never imported here: a pydantic
+    model (``model_json_schema``, ``model_validate``) or a msgspec Struct (through the msgspec
+    module that defined it); its kind, its schema and its decoder, or None."""
+    if callable(getattr(tp, "model_json_schema", None)) and callable(
+        getattr(tp, "model_validate", None)
+    ):
+        return "pydantic model", tp.model_json_schema(), _foreign_decoder(tp.model_validate)  # type: ignore[attr-defined]
+    msgspec = sys.modules.get("msgspec")
+    if msgspec is not None and isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        schema = msgspec.json.schema(tp)
+        ref = schema.get("$ref", "")
+        if ref.startswith("#/$defs/") and len(schema) == 2:  # msgspec refers even at the top
+            defs = dict(schema["$defs"])
+            top = defs.pop(ref[8:])
+            if ref in json.dumps(top) or ref in json.dumps(defs):  # recursive: keep the ref
+                defs[ref[8:]] = top
+                top = {"$ref": ref}
+            schema = {**top, "$defs": defs} if defs else top
+        return "msgspec Struct", schema, _foreign_decoder(lambda v: msgspec.convert(v, tp))
+    return None
+
+
+def _foreign_decoder(validate: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A decoder through another library's validation: its error as a _DecodeFail, at the
+    path it names (pydantic's ``errors()`` locations)."""
+
+    def dec(v: Any) -> Any:
+        try:
+            return validate(v)
+        except (ValueError, TypeError) as exc:
+            errors = getattr(exc, "errors", None)
+            first = errors()[0] if callable(errors) and errors() else None
+            fail = _DecodeFail(str(first.get("msg", exc)) if first else _safe_str(exc))
+            if first:
+                fail.rpath = [
+                    p for p in reversed(first.get("loc", ())) if isinstance(p, (str, int))
+                ]
+            raise fail from exc
+
+    return dec
+
+
+def _renamed_refs(node: Any, renamed: dict[str, str]) -> Any:
+    """``node`` with each ``"$ref": "#/$defs/<old>"`` pointing at its new name."""
+    if isinstance(node, dict):
+        out = {k: _renamed_refs(v, renamed) for k, v in node.items()}
+        ref = out.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in renamed:
+            out["$ref"] = "#/$defs/" + renamed[ref[8:]]
+        return out
+    if isinstance(node, list):
+        return [_renamed_refs(v, renamed) for v in node]
+    return node
 
 
 def _inline_size(schema: Any, sizes: dict[int, int], top: bool = False) -> int:
@@ -5614,6 +5709,8 @@ def _loads(text: str | bytes | bytearray) -> Any:
                 "JSON text has none (send bytes, or strip it)",
             )
         return _DECODER.decode(text)
+    except ValidationError:  # said above already, in full
+        raise
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, NaN and Infinity
         reason = str(err)
         if "integer string conversion" in reason:
@@ -5897,6 +5994,12 @@ _WRITTEN_AS_STRINGS = frozenset(("uuid", "decimal", "pathlib", "ipaddress", "fra
 
 def _jsonable(value: Any) -> Any:
     """The ``default=`` hook of :func:`_dumps`: JSON for the values tools commonly return."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):  # a pydantic model, as it writes itself
+        return dump(mode="json")
+    msgspec = sys.modules.get("msgspec")
+    if msgspec is not None and isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _json_ready({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     if isinstance(value, enum.Enum):
@@ -8181,6 +8284,20 @@ class _Run:
         return RunOutput(items, self.pending, self.uncertain)
 
 
+def _call_key(c: _ProviderCall) -> str:
+    """The idempotency key of a provider's call: the same for the same call sent again (call
+    id, tool name and arguments), another for any other call.  A journal, when there is one,
+    replaces it with the key it minted."""
+    import hashlib
+
+    try:
+        text = c.arguments if isinstance(c.arguments, str) else _jcs(c.arguments)
+    except (TypeError, ValueError):  # arguments JSON cannot hold: refused when the call runs
+        text = repr(c.arguments)
+    data = f"{c.call_id}\0{c.name}\0{text}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
 _SPENT_APPROVALS = 100_000  # answered call hashes a ToolSet remembers, oldest forgotten first
 
 
@@ -8495,7 +8612,7 @@ class ToolSet(list[Tool]):
         if approvals is not None and journal is not None and isinstance(run, str):
             begun = journal.snapshot(run)
         for i, c in enumerate(found):
-            job = Job(self.lookup(c.name), Call(c.call_id, c.arguments))
+            job = Job(self.lookup(c.name), Call(c.call_id, c.arguments, _call_key(c)))
             if approvals is not None and job.tool is not None:
                 row = begun.get(c.call_id)
                 if row is not None and row["outcome"] is not None:

@@ -4582,6 +4582,8 @@ class TestReadme(unittest.TestCase):
             blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
         self.assertGreaterEqual(len(blocks), 3)
         for i, block in enumerate(blocks):
+            if re.search(r"^from (openai|anthropic) import", block, re.M):
+                continue  # a provider's SDK and its endpoint: test_agent_loops runs these
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 exec(compile(block, f"README.md python block {i}", "exec"), {"__name__": "readme"})

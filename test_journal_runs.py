@@ -470,6 +470,35 @@ class Approvals(unittest.TestCase):
         self.assertEqual(asked, ["a", "b"])
 
 
+class Keys(unittest.TestCase):
+    """Issue 17: a harness sending a call again gets the same idempotency key."""
+
+    def test_the_same_call_sent_again_carries_the_same_key(self) -> None:
+        keys: list[str] = []
+
+        @at.tool(replay=at.Replay.KEYED)
+        def pay(cents: int) -> str:
+            """Pay."""
+            call = at.current_call()
+            assert call is not None
+            keys.append(call.idempotency_key)
+            return "paid"
+
+        ts = at.ToolSet([at.retrying(pay)])
+        item = responses_call("call_42", "pay", {"cents": 5})
+        ts.run([item])
+        ts.run([item])
+        ts.run([responses_call("call_43", "pay", {"cents": 5})])
+        ts.run([responses_call("call_42", "pay", {"cents": 6})])
+        self.assertEqual(keys[0], keys[1])
+        self.assertTrue(keys[0])
+        self.assertEqual(len(set(keys)), 3)  # another id or other arguments: another key
+        anthropic = {"type": "tool_use", "id": "t1", "name": "pay", "input": {"cents": 5}}
+        ts.run([anthropic])
+        ts.run([dict(anthropic, input={"cents": 5})])
+        self.assertEqual(keys[-1], keys[-2])
+
+
 class OneExecutorPerSet(unittest.TestCase):
     """Issue 22: a ToolSet keeps one executor, so resources hold across separate runs."""
 

@@ -373,12 +373,14 @@ class TestValidateJsonInput(unittest.TestCase):
                 v.validate_json(bad)  # type: ignore[arg-type]
             self.assertIn("expected JSON text", str(cm.exception))
             self.assertIn(type(bad).__name__, str(cm.exception))
+            self.assertEqual(str(cm.exception).count("invalid arguments"), 1)  # said once
 
     def test_bom_prefixed_text_says_so(self) -> None:
         v = at.validator({"type": "integer"})
         with self.assertRaises(at.ValidationError) as cm:
             v.validate_json("\ufeff5")
         self.assertIn("byte order mark", str(cm.exception))
+        self.assertEqual(str(cm.exception).count("not valid JSON"), 1)
         self.assertEqual(v.validate_json("5"), 5)
 
     def test_bom_after_whitespace_or_in_bytes(self) -> None:  # not named by the issue
