@@ -17,20 +17,9 @@ from typing import Any
 
 import agenttool as at
 import agenttool_mcp as am
+import test_agenttool_mcp as base  # a module, so its test classes do not run twice here
 from test_agenttool import limit_test_time
-from test_agenttool_mcp import (
-    CHILD_ENV,
-    SKIP,
-    WAIT,
-    TestRemoteEras,
-    TestSessionRestart,
-    _Case,
-    _Fixture,
-    _free_port,
-    _mcpserver,
-    _quiet,
-    _run_one,
-)
+from test_agenttool_mcp import CHILD_ENV, SKIP, WAIT, _free_port, _mcpserver, _quiet, _run_one
 
 limit_test_time()
 
@@ -38,7 +27,7 @@ if not SKIP:
     import mcp.types as mt
 
 
-class TestNoGraceByDefault(TestRemoteEras):
+class TestNoGraceByDefault(base.TestRemoteEras):
     """A call returns at once by default (no ``notification_grace`` wait), and a list change
     or progress the tool sent before its result is still seen when the call returns."""
 
@@ -68,7 +57,7 @@ class TestNoGraceByDefault(TestRemoteEras):
         self.assertIn("extra", asyncio.run(main()))
 
 
-class TestResultsReadOnce(_Case):
+class TestResultsReadOnce(base._Case):
     """Text beside structured content is the output as sent: the JSON is not appended (the
     SDK and fastmcp clients pass the text once); the value stays in ``Result.structured``."""
 
@@ -127,7 +116,7 @@ class TestResultsReadOnce(_Case):
             self.assertEqual(_run_one(remote.lookup("greet"), "").output, "hi")
 
 
-class TestClashCostsOnlyTheClashingTools(_Case):
+class TestClashCostsOnlyTheClashingTools(base._Case):
     """Two remote names that map to one local name drop those tools, with a warning naming
     them; every other tool stays usable."""
 
@@ -161,7 +150,7 @@ class TestClashCostsOnlyTheClashingTools(_Case):
             )
 
 
-class TestStrictRemoteArguments(_Case):
+class TestStrictRemoteArguments(base._Case):
     """A remote tool's arguments are read by agenttool's own strict reader: a duplicate key or
     NaN is refused before anything reaches the server, as for a local tool."""
 
@@ -257,14 +246,14 @@ DROPPING = textwrap.dedent(
 )
 
 
-class TestReconnectAfterADrop(_Fixture):
+class TestReconnectAfterADrop(base._Fixture):
     """A Remote whose server died during a call reconnects on its next call (HTTP and stdio,
     both eras); the call in flight fails saying so and is sent again only when its replay is
     SAFE (a read-only remote tool)."""
 
     fixture = DROPPING
     fixture_file = "dropping_tools.py"
-    serve_at = TestSessionRestart.serve_at
+    serve_at = base.TestSessionRestart.serve_at
 
     def setUp(self) -> None:
         for name in ("stall.starts", "look.starts"):
