@@ -113,16 +113,6 @@ def _mcp_available() -> None:
 # =============================================================================================
 
 
-def _data_url(url: str) -> tuple[str, str] | None:
-    """Split ``data:<mime>;base64,<data>`` into (mime, data); ``None`` for any other URL."""
-    if not url.startswith("data:"):
-        return None
-    head, sep, data = url[5:].partition(",")
-    if not sep or not head.endswith(";base64"):
-        return None
-    return head[: -len(";base64")] or "application/octet-stream", data
-
-
 def _is_base64(data: str) -> bool:
     import base64
     import binascii
@@ -152,7 +142,7 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             blocks.append(mt.TextContent(type="text", text=part["text"]))
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
             url = part["image_url"]
-            split = _data_url(url)
+            split = at._data_url(url)
             if split is not None:
                 blocks.append(mt.ImageContent(type="image", data=split[1], mime_type=split[0]))
             else:
@@ -163,7 +153,7 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             data = part.get("file_data")
             mime: str | None = None
             if isinstance(data, str) and data.startswith("data:"):
-                split = _data_url(data)
+                split = at._data_url(data)
                 if split is not None:
                     mime, data = split
             if isinstance(data, str) and _is_base64(data):
@@ -175,9 +165,9 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             elif name and data is None:
                 blocks.append(mt.TextContent(type="text", text=name))
             else:
-                blocks.append(mt.TextContent(type="text", text=json.dumps(part)))
-        else:
-            blocks.append(mt.TextContent(type="text", text=json.dumps(part, default=str)))
+                blocks.append(mt.TextContent(type="text", text=at._dumps(part)))
+        else:  # the core's encoder: strict JSON (no NaN), any Python value it knows
+            blocks.append(mt.TextContent(type="text", text=at._dumps(part)))
     return blocks
 
 
@@ -252,7 +242,8 @@ def result_of(result: mt.CallToolResult) -> at.Result:
             structured = structured["result"]
         texts = [p["text"] for p in items if p["type"] == "text"]
         cut = (result.meta or {}).get(_CUT_META_KEY) is True
-        if not cut and not _carried(texts, items, result.structured_content, structured):
+        carried = texts or _carried(texts, items, result.structured_content, structured)
+        if not cut and not carried:  # the model reads a text once, as the SDK's client does
             items.append({"type": "text", "text": json.dumps(result.structured_content)})
     details: Any = result
     record = _record_from_meta(result.meta)
@@ -1418,10 +1409,7 @@ def _decode_args(args: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
         return {}
     if isinstance(args, dict):
         return args
-    try:
-        value = json.loads(args)
-    except ValueError as exc:
-        raise at.ValidationError("", f"not valid JSON: {exc}") from None
+    value = at._loads(args)  # the core's strict reader: no duplicate keys, no NaN
     if not isinstance(value, dict):
         raise at.ValidationError("", "expected a JSON object")
     return value
@@ -1461,6 +1449,11 @@ class _RemoteTool:
         if output is not None and facts.get("wrapped") is True:  # our server wrapped it
             output = _unwrapped_schema(output)
         self.output_schema = output
+
+    def replay(self, args: Any) -> at.Replay:
+        """A read-only remote tool may run again when its outcome is unknown (a dropped
+        connection); any other is never sent twice."""
+        return at.Replay.SAFE if self.read_only else at.Replay.UNKNOWN
 
     def confined(self, args: Any) -> tuple[bool, str]:
         if self._confined is None:
@@ -1555,6 +1548,8 @@ class AsyncRemote:
         self._listening = False  # a modern-era subscriptions/listen stream is open
         self._listener: asyncio.Task[None] | None = None  # the task that follows it
         self._relisten = False  # the stream was lost: open it again after a call succeeds
+        self._dropped = 0  # the generation whose connection dropped: the next call reconnects
+        self._reopen_error = ""  # why the last attempt to connect again failed
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -1606,28 +1601,16 @@ class AsyncRemote:
 
         When the server forgot the session (HTTP 404), ``_renew`` wakes this task, which hangs
         up and opens a new session in the same task."""
-        import contextlib
 
         assert self._stop is not None
         try:
             while True:
-                async with contextlib.AsyncExitStack() as stack:
-                    generation = self._generation + 1
-                    client = await stack.enter_async_context(
-                        await self._make_client(stack, generation)
-                    )
-                    self._client, self._generation = client, generation
-                    self._relisten = False
-                    await self._start_listener(client)
-                    try:
-                        await self._list_all()
-                        if not ready.done():
-                            ready.set_result(None)
-                        if self._renewed is not None and not self._renewed.done():
-                            self._renewed.set_result(None)
-                        await self._stop.wait()
-                    finally:
-                        await self._stop_listener()
+                try:
+                    await self._session(ready)
+                except Exception as exc:
+                    if not ready.done() or self._closed or not self._reconnects():
+                        raise
+                    await self._dropped_session(exc)
                 if self._closed or self._renewed is None or self._renewed.done():
                     break
                 self._stop.clear()
@@ -1646,6 +1629,64 @@ class AsyncRemote:
             for task in list(self._calls):
                 task.cancel()
             self._fail_flights()
+
+    async def _session(self, ready: asyncio.Future[None]) -> None:
+        """Open one session, list the tools, and hold it until ``_stop`` is set."""
+        import contextlib
+
+        assert self._stop is not None
+        async with contextlib.AsyncExitStack() as stack:
+            generation = self._generation + 1
+            client = await stack.enter_async_context(await self._make_client(stack, generation))
+            self._client, self._generation = client, generation
+            self._relisten = False
+            await self._start_listener(client)
+            try:
+                await self._list_all()
+                if not ready.done():
+                    ready.set_result(None)
+                if self._renewed is not None and not self._renewed.done():
+                    self._renewed.set_result(None)
+                await self._stop.wait()
+            finally:
+                await self._stop_listener()
+
+    def _reconnects(self) -> bool:
+        """Whether a dropped connection can be opened again (a command or a URL can)."""
+        return bool(self._opts.command or self._opts.url)
+
+    async def _dropped_session(self, exc: Exception) -> None:
+        """A session failed (or hanging it up did): unless a new one was asked for and this is
+        the old one ending, wait until the next call asks for one (``_renew``)."""
+        assert self._stop is not None
+        self._client = None
+        self._dropped = self._generation
+        renewing = self._renewed is not None and not self._renewed.done()
+        if renewing and self._stop.is_set():
+            return  # the old session ended badly on the way out: open the new one
+        self._reopen_error = f"mcp: connection lost: {_describe(exc)}"
+        if self._renewed is not None and not self._renewed.done():
+            self._renewed.set_result(None)  # this attempt failed; the next call tries again
+        self._stop.clear()
+        await self._stop.wait()
+
+    async def _reconnect(self, patient: bool) -> None:
+        """Open a new session for a dropped one; ``patient`` (a SAFE call sent again) tries
+        again, backing off, for up to ``connect_timeout`` while the server is still down."""
+        import asyncio
+
+        assert self._loop is not None
+        self._dropped = self._generation
+        give_up = self._loop.time() + self._opts.connect_timeout
+        pause = 0.05
+        while True:
+            await self._renew(self._generation)
+            if self._client is not None:
+                return
+            if not patient or self._loop.time() + pause > give_up:
+                raise _NotSent(self._reopen_error)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
     async def _renew(self, generation: int) -> None:
         """Replace the session ``generation`` with a new one (once) and wait until it is ready,
@@ -1866,18 +1907,26 @@ class AsyncRemote:
         except Exception as exc:
             raise RemoteError(f"mcp: list tools: {_describe(exc)}") from exc
         opts = self._opts
-        by_name: dict[str, _RemoteTool] = {}
+        named: dict[str, list[mt.Tool]] = {}
         for d in defs:
             local = opts.rename.get(d.name) or _local_name(
                 f"{opts.prefix}__{d.name}" if opts.prefix else d.name
             )
-            other = by_name.get(local)
-            if other is not None:
-                raise RemoteError(
-                    f'mcp: list tools: the remote tools "{other.remote_name}" and "{d.name}" '
-                    f'would both be named "{local}"; name one with connect(rename={{...}})'
-                )
-            by_name[local] = _RemoteTool(self, d, local)
+            named.setdefault(local, []).append(d)
+        by_name: dict[str, _RemoteTool] = {}
+        for local, group in named.items():
+            if len(group) == 1:
+                by_name[local] = _RemoteTool(self, group[0], local)
+                continue
+            import logging  # a clash costs only the clashing tools
+
+            remote_names = " and ".join(f'"{d.name}"' for d in group)
+            logging.getLogger("agenttool_mcp").warning(
+                'agenttool_mcp: the remote tools %s would all be named "%s" and are left out; '
+                "name them with connect(rename={...})",
+                remote_names,
+                local,
+            )
         self._tools = list(by_name.values())
         self._by_name = by_name
 
@@ -2064,7 +2113,7 @@ class AsyncRemote:
             if self._closed:
                 raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}') from None
             raise
-        except _NoAnswer as exc:
+        except (_NoAnswer, _NotSent) as exc:
             raise RemoteError(f'mcp: call "{tool.remote_name}": {exc}') from None
         except _Ended as exc:
             if not self._closed:
@@ -2114,6 +2163,10 @@ class AsyncRemote:
                 await asyncio.shield(self._renewed)
             if self._closed:
                 raise _Ended(self._close_error)
+            if self._reconnects() and (
+                self._dropped == self._generation or _session_over(self._client)
+            ):
+                await self._reconnect(patient=attempt > 0)  # before sending
             client, generation = self._require(), self._generation
             try:
                 return await self._timed(client, tool.remote_name, args, progress)
@@ -2123,7 +2176,15 @@ class AsyncRemote:
                     await self._renew(generation)
                     continue
                 if _connection_ended(client, exc):
-                    raise _Ended(self._close_error) from exc
+                    if self._closed or not self._reconnects():
+                        raise _Ended(self._close_error) from exc
+                    self._dropped = generation
+                    if attempt == 0 and at.replay_of(tool, args) is at.Replay.SAFE:
+                        continue  # its replay is SAFE: send it again on a new connection
+                    raise _NotSent(
+                        "mcp: the connection was lost during the call; it was not sent again "
+                        "(only a tool whose replay is SAFE is); the next call connects again"
+                    ) from exc
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -2289,6 +2350,20 @@ class _Ended(Exception):
     """The connection under a call is over (the SDK's own "connection closed")."""
 
 
+class _NotSent(Exception):
+    """A call failed with its connection and was not sent again; the next call reconnects."""
+
+
+def _session_over(client: Client | None) -> bool:
+    """Whether the SDK's session under ``client`` has stopped (its dispatcher closed)."""
+    if client is None:
+        return False
+    try:
+        return getattr(client.session._dispatcher, "_closed", None) is True
+    except RuntimeError:  # the client is no longer entered
+        return True
+
+
 class _NoAnswer(Exception):
     """A call passed its ``timeout`` or ``max_timeout``; the message says which."""
 
@@ -2371,7 +2446,7 @@ def aconnect(
     resources: Mapping[str, str] | None = None,
     confined: Mapping[str, Callable[[Any], tuple[bool, str]]] | None = None,
     elicitation: bool = False,
-    notification_grace: float = 0.05,
+    notification_grace: float = 0,
     timeout: float | None = None,
     connect_timeout: float = 30.0,
     stderr: TextIO | None = None,
@@ -2522,7 +2597,7 @@ def connect(
     resources: Mapping[str, str] | None = None,
     confined: Mapping[str, Callable[[Any], tuple[bool, str]]] | None = None,
     elicitation: bool = False,
-    notification_grace: float = 0.05,
+    notification_grace: float = 0,
     timeout: float | None = None,
     connect_timeout: float = 30.0,
     stderr: TextIO | None = None,
@@ -2542,15 +2617,19 @@ def connect(
     ``confined(args)`` (names local or remote).  A remote name that breaks
     ``^[a-zA-Z0-9_-]{1,64}$`` is given a deterministic local one (other characters become
     ``_``; an over-long name is cut and ends in a short hash); ``rename`` maps a remote name
-    to the local name of your choice, and two tools that would share one name fail the
-    listing.  ``elicitation`` offers the server form and URL questions, routed to the call's
-    elicitor.  ``timeout`` bounds the wait for the answer to a call (started again by each
-    progress notification) or to a page of the tool list (None: no limit); ``max_timeout``
-    bounds the whole call whatever its progress; ``connect_timeout`` the handshake (and a new
-    session).  ``era`` picks the protocol: ``"auto"`` speaks 2026-07-28 when the server offers
-    it and the legacy handshake otherwise (as the SDK's client does), ``"legacy"`` or
-    ``"2026-07-28"`` force one.  Over HTTP, a server that forgot the session (404 after a
-    restart) gets a new one and the request once more.
+    to the local name of your choice; tools that would share one name are left out, with a
+    warning naming them (the others stay).  ``notification_grace`` is how long a call that
+    may change the tool list waits for a list change sent apart from its result (default 0:
+    a change sent before the result is seen without it).  ``elicitation`` offers the server
+    form and URL questions, routed to the call's elicitor.  ``timeout`` bounds the wait for
+    the answer to a call (started again by each progress notification) or to a page of the
+    tool list (None: no limit); ``max_timeout`` bounds the whole call whatever its progress;
+    ``connect_timeout`` the handshake (and a new session).  ``era`` picks the protocol:
+    ``"auto"`` speaks 2026-07-28 when the server offers it and the legacy handshake otherwise
+    (as the SDK's client does), ``"legacy"`` or ``"2026-07-28"`` force one.  Over HTTP, a
+    server that forgot the session (404 after a restart) gets a new one and the request once
+    more.  A dropped connection (stdio or HTTP) is opened again by the next call; the call in
+    flight fails and is sent again only when its replay is SAFE (a read-only tool).
     """
     aio = aconnect(
         command,
