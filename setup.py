@@ -12,7 +12,7 @@ import shutil
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-STUBBED = ("agenttool", "agenttool_mcp")
+STUBBED = ("agenttool", "agenttool_mcp", "agenttool_adapters")
 
 
 class BuildWithStubs(build_py):
