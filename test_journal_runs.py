@@ -15,7 +15,7 @@ from typing import Any
 
 import agenttool as at
 import test_journal
-from test_agenttool import needs, responses_call, slow
+from test_agenttool import absent, needs, responses_call, slow
 from test_journal import PG_BIN, psycopg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -812,7 +812,13 @@ def attempt(calls, resolve, out_path):
     pid = os.fork()
     if pid == 0:
         try:
-            journal = Dying(path, synchronous="NORMAL")
+            pg = os.environ.get("JOURNAL_PG")
+            if pg:
+                import psycopg
+
+                journal = Dying(connect=lambda: psycopg.connect(pg))
+            else:
+                journal = Dying(path, synchronous="NORMAL")
             ex = at.Executor(journal=journal, on_start=on_start)
             jobs = [at.Job(TOOLS[n], at.Call(c, {{"n": i}})) for i, (c, n) in enumerate(calls)]
             out = {{}}
@@ -846,7 +852,7 @@ crashed = 0
 for trial in range(trials):
     size = rng.randint(1, 5)
     calls = [["t%d-%d" % (trial, i), rng.choice(["charge", "pay", "look"])] for i in range(size)]
-    RUN[0] = "run-%d" % trial
+    RUN[0] = "run-%d-%d" % (seed, trial)
     POINT[0] = rng.choice(POINTS)
     VICTIM[0] = rng.choice(calls)[0]
     out_path = path + ".out"
@@ -877,28 +883,35 @@ print(json.dumps({{"trials": trials, "crashed": crashed, "problems": problems}})
 
 @slow
 @unittest.skipUnless(hasattr(os, "fork"), "needs os.fork")
+def drive(test: unittest.TestCase, python: str, trials: int, seed: int, pg: str = "") -> None:
+    """Run DRIVER's ``trials`` crashed and resumed runs under ``python``; no problem may show."""
+    with tempfile.TemporaryDirectory() as d:
+        code = DRIVER.format(here=HERE, points=POINTS)
+        args = [os.path.join(d, "agent.db"), os.path.join(d, "fx"), str(trials), str(seed)]
+        proc = subprocess.run(
+            [python, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=dict(os.environ, JOURNAL_PG=pg),
+        )
+        test.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        report = json.loads(proc.stdout)
+        test.assertEqual(report["problems"], [])
+        test.assertGreater(report["crashed"], trials * 0.8)  # nearly every trial really died
+
+
 class RandomCrashes(unittest.TestCase):
     def test_500_runs_killed_at_random_points(self) -> None:
-        with tempfile.TemporaryDirectory() as d:
-            code = DRIVER.format(here=HERE, points=POINTS)
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    code,
-                    os.path.join(d, "agent.db"),
-                    os.path.join(d, "fx"),
-                    "500",
-                    "18",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=900,
-            )
-            self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
-            report = json.loads(proc.stdout)
-            self.assertEqual(report["problems"], [])
-            self.assertGreater(report["crashed"], 400)  # nearly every trial really died
+        drive(self, sys.executable, 500, 18)
+
+    def test_on_the_oldest_and_newest_cpython(self) -> None:
+        for version in ("3.9.18", "3.13.0"):
+            python = f"/root/.pyenv/versions/{version}/bin/python"
+            if not os.path.exists(python):
+                absent(f"CPython {version} at {python}")
+            with self.subTest(version):
+                drive(self, python, 100, 39 if version.startswith("3.9") else 313)
 
 
 @slow
@@ -924,6 +937,9 @@ class PostgresRuns(unittest.TestCase, CrashChecks):
                     self.check_run(
                         "", effects, f"pg-{point}-{victim}", point, victim, calls, pg=self.dsn()
                     )
+
+    def test_100_runs_killed_at_random_points_on_postgres(self) -> None:
+        drive(self, sys.executable, 100, 5432, pg=self.dsn())
 
     def test_two_resumers_at_once_get_one_winner(self) -> None:
         journal = at.Journal(connect=self.connect)
