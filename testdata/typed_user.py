@@ -6,7 +6,7 @@ marks an error the checker must find: an unneeded one fails the check."""
 
 from __future__ import annotations
 
-from typing import assert_type
+from typing import Any, assert_type
 
 import agenttool
 
@@ -39,7 +39,7 @@ add(1, 2, 3)  # type: ignore[call-arg]
 result = add.execute(agenttool.Call("c1", {"a": 1, "b": 2}))
 assert_type(result, agenttool.Result)
 assert_type(add.name, str)
-assert_type(add.parameters, "dict[str, Any] | None")
+assert_type(add.parameters, dict[str, Any] | None)
 tools = agenttool.ToolSet([add, hello])
 out = tools.run([])
 assert_type(out, agenttool.RunOutput)
