@@ -10443,6 +10443,8 @@ class Journal:
         self._sqlite = connect is None
         self._synchronous = synchronous
         self._timeout = timeout
+        if lease is None:
+            raise ValueError("agenttool: Journal: lease must be a positive number of seconds")
         self.lease = _option("Journal", "lease", lease, (int, float), "seconds")
         self.max_outcome = _option("Journal", "max_outcome", max_outcome, (int,), "bytes")
         self._local = threading.local()

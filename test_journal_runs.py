@@ -368,8 +368,9 @@ class BadJournals(unittest.TestCase):
         journal.close()
 
     def test_a_bad_lease_or_run(self) -> None:
-        with self.assertRaisesRegex(ValueError, "lease"):
-            at.Journal(self.path, lease=0)
+        for lease in (0, None, -1):
+            with self.assertRaisesRegex(ValueError, "lease"):
+                at.Journal(self.path, lease=lease)  # type: ignore[arg-type]
         with self.assertRaisesRegex(TypeError, "journal must be a Journal"):
             at.Executor(journal=self.path)  # type: ignore[arg-type]
 
