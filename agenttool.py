@@ -6780,9 +6780,20 @@ def needs_approval_of(t: Tool, args: dict[str, Any]) -> bool:
 
 def timeout_of(t: Tool) -> float | None:
     """Seconds one call of the tool may run before it completes as timed out; ``None`` (the
-    executor's default applies) when it states no positive number."""
+    executor's default applies) when it states no positive number.  One the clock cannot wait
+    for (infinite, or past ``threading.TIMEOUT_MAX``) raises ValueError: its calls fail
+    saying so."""
     value: float | None = _positive(getattr(t, "timeout", None), (int, float))
+    if value is not None and not value <= threading.TIMEOUT_MAX:
+        raise ValueError(_too_long("timeout", value))
     return value
+
+
+def _too_long(option: str, value: Any) -> str:
+    return (
+        f"{option} must be at most {threading.TIMEOUT_MAX:g} seconds (the longest wait the"
+        f" platform's clock allows), got {value!r}"
+    )
 
 
 def max_output_of(t: Tool) -> int | None:
@@ -7446,10 +7457,15 @@ def _set_definition_options(
 
 
 def _option(owner: str, option: str, value: Any, kinds: tuple[type, ...], unit: str) -> Any:
-    """A numeric option as given: ``None``, or a positive number of ``kinds``."""
-    if value is None or _positive(value, kinds) is not None:
+    """A numeric option as given: ``None``, or a positive number of ``kinds`` (NaN is not);
+    seconds no longer than the platform's clock can wait (``threading.TIMEOUT_MAX``)."""
+    if value is None:
         return value
-    raise ValueError(f"agenttool: {owner}: {option} must be a positive number of {unit}")
+    if _positive(value, kinds) is None:
+        raise ValueError(f"agenttool: {owner}: {option} must be a positive number of {unit}")
+    if unit == "seconds" and not value <= threading.TIMEOUT_MAX:
+        raise ValueError(f"agenttool: {owner}: {_too_long(option, value)}")
+    return value
 
 
 def _mark_coroutine_function(obj: Any) -> None:
@@ -7825,11 +7841,25 @@ def retrying(
     """
     if not isinstance(attempts, int) or attempts < 1:
         raise ValueError(f"agenttool: retrying needs attempts >= 1, got {attempts!r}")
-    if not callable(backoff) and (not isinstance(backoff, (int, float)) or backoff < 0):
-        raise ValueError(f"agenttool: retrying needs backoff >= 0 or a function, got {backoff!r}")
+    if not callable(backoff) and (
+        isinstance(backoff, bool)
+        or not isinstance(backoff, (int, float))
+        or not 0 <= backoff <= threading.TIMEOUT_MAX
+    ):
+        raise ValueError(
+            f"agenttool: retrying needs backoff >= 0 (seconds, at most"
+            f" {threading.TIMEOUT_MAX:g}) or a function, got {backoff!r}"
+        )
 
     def delay(attempt: int) -> float:
-        return float(backoff(attempt)) if callable(backoff) else backoff * 2 ** (attempt - 1)
+        """Seconds before the next attempt, doubled each time and capped at what the clock
+        can wait; a backoff function's NaN, negative or infinite answer is refused."""
+        if not callable(backoff):
+            return float(min(backoff * 2 ** (attempt - 1), threading.TIMEOUT_MAX))
+        wait = float(backoff(attempt))
+        if not 0 <= wait <= threading.TIMEOUT_MAX:
+            raise ValueError(f"agenttool: retrying: backoff({attempt}) returned {wait!r}")
+        return wait
 
     def execute(call: Call) -> Result:
         try:

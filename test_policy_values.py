@@ -1,0 +1,75 @@
+"""Values are checked when given (issue 17, rule 6): timeouts and backoffs the clock cannot wait
+for are refused with a ValueError naming the option, never an OverflowError later."""
+
+import math
+import threading
+import unittest
+
+import agenttool as at
+from test_agenttool import isolated
+
+TOO_LONG = (float("inf"), 1e10, threading.TIMEOUT_MAX * 2)
+
+
+class Values(unittest.TestCase):
+    def test_a_tool_or_executor_timeout_the_clock_cannot_wait_for(self) -> None:
+        def f() -> str:
+            """F."""
+            return ""
+
+        for bad in (*TOO_LONG, float("nan"), -1, 0, True):
+            with self.subTest(bad):
+                with self.assertRaisesRegex(ValueError, "timeout"):
+                    at.tool(f, timeout=bad)
+                with self.assertRaisesRegex(ValueError, "timeout"):
+                    at.Executor(timeout=bad)
+        at.tool(f, timeout=threading.TIMEOUT_MAX)  # the longest wait is a wait
+
+    def test_a_hand_written_tool_s_timeout_fails_its_call_saying_so(self) -> None:
+        class Tool:
+            name = "slow"
+            description = ""
+            parameters = None
+            timeout = math.inf
+
+            def execute(self, call: at.Call) -> at.Result:
+                return at.text("ran")
+
+        results, errors = at.Executor().results([at.Job(Tool(), at.Call("1"))])  # type: ignore[arg-type]
+        self.assertIsNone(results[0])
+        self.assertIn("timeout must be at most", str(errors[0]))
+
+    def test_backoff_values_and_a_backoff_function_s_answer(self) -> None:
+        class Flaky:
+            name = "flaky"
+            description = ""
+            parameters = None
+
+            def replay(self, args: object) -> at.Replay:
+                return at.Replay.SAFE
+
+            def execute(self, call: at.Call) -> at.Result:
+                raise OSError("down")
+
+        for bad in (*TOO_LONG, float("nan"), -1):
+            with self.subTest(bad), self.assertRaisesRegex(ValueError, "backoff"):
+                at.retrying(Flaky(), backoff=bad)  # type: ignore[arg-type]
+        for answer in (math.nan, math.inf, -1.0):
+            t = at.retrying(Flaky(), attempts=2, backoff=lambda n, a=answer: a)  # type: ignore[arg-type]
+            _, errors = at.Executor().results([at.Job(t, at.Call("1"))])
+            self.assertIn("backoff(1) returned", str(errors[0]))
+
+    def test_an_infinite_timeout_never_reaches_the_clock(self) -> None:  # the issue's crash
+        code = """
+        def f() -> str:
+            return "ok"
+        try:
+            at.tool(f, timeout=float("inf"))
+        except ValueError as e:
+            print("refused")
+        """
+        isolated(self, code, "refused\n", timeout=60)
+
+
+if __name__ == "__main__":
+    unittest.main()
