@@ -6149,23 +6149,43 @@ def _cut_middle(text: str, limit: int, pageable: bool = False) -> str:
 
 
 def _limit_output(result: Result, limit: int, pageable: bool = False) -> Result:
-    """``result`` with its text cut to ``limit`` characters (each text part on its own for a
-    list of parts), the uncut output kept as ``full_output``; ``result`` itself when nothing
-    needs cutting.  ``pageable`` keeps each cut text for ``read_output``."""
+    """``result`` with its text cut to ``limit`` characters, the uncut output kept as
+    ``full_output``; ``result`` itself when nothing needs cutting.  The limit is on all the
+    text the model sees from the call, summed over its text parts: parts are kept whole while
+    they fit, the one that crosses the limit is cut in the middle (kept for ``read_output``
+    when ``pageable``), and the text parts after it are replaced by one note saying how many
+    were cut.  Image and file parts are not text: they are not counted and always kept."""
     out = result.output
     if isinstance(out, str):
         if len(out) <= limit:
             return result
         cut: str | list[Part] = _cut_middle(out, limit, pageable)
     else:
-        cut = [
-            {**p, "text": _cut_middle(p["text"], limit, pageable)}
-            if isinstance(p.get("text"), str) and len(p["text"]) > limit
-            else p
-            for p in out
-        ]
-        if all(a is b for a, b in zip(cut, out)):
+        texts = [p for p in out if isinstance(p.get("text"), str)]
+        if sum(len(p["text"]) for p in texts) <= limit:
             return result
+        left = limit
+        kept: list[Part] = []
+        dropped = dropped_chars = 0
+        for p in out:
+            text = p.get("text")
+            if not isinstance(text, str):
+                kept.append(p)
+            elif left < 0:
+                dropped += 1
+                dropped_chars += len(text)
+            elif len(text) <= left:
+                kept.append(p)
+                left -= len(text)
+            else:
+                kept.append({**p, "text": _cut_middle(text, left, pageable)})
+                left = -1
+        if dropped:
+            note = (
+                f"[... {_plural(dropped, 'more text part')} ({dropped_chars} characters) cut ...]"
+            )
+            kept.append({"type": "text", "text": note})
+        cut = kept
     return Result(
         cut, result.details, result.terminate, structured=result.structured, full_output=out
     )

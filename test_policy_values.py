@@ -59,6 +59,27 @@ class Values(unittest.TestCase):
             _, errors = at.Executor().results([at.Job(t, at.Call("1"))])
             self.assertIn("backoff(1) returned", str(errors[0]))
 
+    def test_max_output_caps_the_text_summed_over_parts(self) -> None:
+        parts = [{"type": "text", "text": "x" * 1000} for _ in range(100_000)]
+
+        def many(c: at.Call) -> at.Result:
+            return at.Result([*parts[:3], at.image(b"png"), *parts[3:]])
+
+        t = at.new_func("many", "", None, many, max_output=20_000)
+        (result,), _ = at.Executor().results([at.Job(t, at.Call("1"))])
+        assert result is not None
+        shown = [p for p in result.output if isinstance(p, dict) and "text" in p]
+        self.assertEqual(sum(p["text"].count("x") for p in shown[:-1]), 20_000)  # the note aside
+        self.assertEqual(
+            shown[-1]["text"], "[... 99979 more text parts (99979000 characters) cut ...]"
+        )
+        self.assertEqual([p["type"] for p in result.output].count("input_image"), 1)  # kept
+        self.assertEqual(len(result.full_output or []), 100_001)  # the host keeps everything
+        out = at.ToolSet([t]).run(
+            [{"type": "function_call", "call_id": "c", "name": "many", "arguments": "{}"}]
+        )
+        self.assertLess(len(str(out[0]["output"])), 25_000)  # a second way in: ToolSet.run
+
     def test_an_infinite_timeout_never_reaches_the_clock(self) -> None:  # the issue's crash
         code = """
         def f() -> str:
