@@ -12422,7 +12422,7 @@ def _cli_import_target(ref: str) -> Any:
                 f"no file {ref}; the .py files in {folder or '.'} are: {_cli_python_files(folder)}"
             )
         stem = os.path.splitext(os.path.basename(path))[0]
-        name = stem if stem.isidentifier() and stem not in sys.modules else f"_agenttool_{stem}"
+        name = stem if _cli_free_name(stem, path) else f"_agenttool_{stem}"
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise _CliTargetError(f"cannot load {ref} as Python")
@@ -12446,6 +12446,24 @@ def _cli_import_target(ref: str) -> Any:
         raise _cli_cannot_load(ref, exc) from exc
     except Exception as exc:
         raise _cli_cannot_load(ref, exc) from exc
+
+
+def _cli_free_name(stem: str, path: str) -> bool:
+    """Whether a target file may be registered under its own name: an identifier that names
+    no module already imported or importable from elsewhere (``queue.py`` must not stand in
+    for the standard library's ``queue``, which this module imports later)."""
+    import importlib.util
+
+    if not stem.isidentifier() or stem in sys.modules:
+        return False
+    if stem in getattr(sys, "stdlib_module_names", ()):
+        return False
+    try:
+        found = importlib.util.find_spec(stem)
+    except (ImportError, ValueError):
+        return False
+    origin = getattr(found, "origin", None)
+    return found is None or (origin is not None and os.path.abspath(origin) == path)
 
 
 def _cli_cannot_load(ref: str, exc: Exception) -> _CliTargetError:

@@ -1,7 +1,13 @@
-"""Values are checked when given (issue 17, rule 6): timeouts and backoffs the clock cannot wait
-for are refused with a ValueError naming the option, never an OverflowError later."""
+"""Issue 17, rule 6 and its smaller defects: values are checked when given (timeouts and
+backoffs the clock cannot wait for are a ValueError naming the option, never an OverflowError
+later), max_output caps the text summed over parts, and a CLI target named like a standard
+module does not replace it."""
 
 import math
+import os
+import subprocess
+import sys
+import tempfile
 import threading
 import unittest
 
@@ -90,6 +96,29 @@ class Values(unittest.TestCase):
             print("refused")
         """
         isolated(self, code, "refused\n", timeout=60)
+
+
+class CliTargetNames(unittest.TestCase):
+    def test_a_target_file_named_like_a_standard_module(self) -> None:
+        root = os.path.dirname(os.path.abspath(__file__))
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("queue", "heapq", "uuid", "json"):
+                with self.subTest(name):
+                    path = os.path.join(d, f"{name}.py")
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(
+                            "import agenttool\n\n@agenttool.tool\ndef ping(n: int) -> str:\n"
+                            '    """Ping."""\n    return f"pong {n}"\n'
+                        )
+                    done = subprocess.run(
+                        [sys.executable, "-m", "agenttool", "call", path, "ping", '{"n": 1}'],
+                        capture_output=True,
+                        text=True,
+                        timeout=60,
+                        cwd=root,
+                        env=dict(os.environ, PYTHONPATH=root),
+                    )
+                    self.assertEqual((done.stdout, done.returncode), ("pong 1\n", 0), done.stderr)
 
 
 if __name__ == "__main__":
