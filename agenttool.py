@@ -6978,7 +6978,9 @@ def _supplied_schema_keys(
         if name not in takes and not takes_any:
             raise TypeError(f'the supplied schema names "{name}", which the function does not take')
     is_open = schema.get("additionalProperties", True) is not False or "patternProperties" in schema
-    return injected, (None if takes_any and is_open else names), hidden
+    if takes_any and is_open:  # any name goes to **kwargs, but not one the schema leaves out
+        return injected, None, frozenset(hidden | (takes - names))
+    return injected, names, hidden
 
 
 def _parse_arguments(

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import threading
 import unittest
+from typing import Any
 
 import agenttool as at
 from test_agenttool import isolated
@@ -96,6 +97,30 @@ class Values(unittest.TestCase):
             print("refused")
         """
         isolated(self, code, "refused\n", timeout=60)
+
+
+class OpenSchemaKwargs(unittest.TestCase):
+    def test_the_model_cannot_set_a_named_parameter_the_schema_leaves_out(self) -> None:
+        seen: list[Any] = []
+
+        def f(a: int, secret: str = "host-only", **extra: Any) -> str:
+            seen.append((a, secret, extra))
+            return "ok"
+
+        schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+        t = at.new("f", "", f, parameters=schema)
+        t.execute(at.Call("1", {"a": 1, "color": "red"}))  # an open schema: **extra takes it
+        with self.assertRaisesRegex(at.ValidationError, 'unexpected property "secret"'):
+            t.execute(at.Call("2", {"a": 1, "secret": "model-chosen"}))
+        self.assertEqual(seen, [(1, "host-only", {"color": "red"})])
+
+        # a second case of the class: the keyword-only form
+        def g(a: int, *, admin: bool = False, **extra: Any) -> str:
+            return "admin" if admin else "user"
+
+        u = at.new("g", "", g, parameters=schema)
+        with self.assertRaisesRegex(at.ValidationError, 'unexpected property "admin"'):
+            u.execute(at.Call("3", {"a": 1, "admin": True}))
 
 
 class CliTargetNames(unittest.TestCase):
