@@ -51,6 +51,7 @@ elif sys.version_info >= (3, 10):
 else:  # 3.9 has no ParamSpec at run time: a stand-in, since only type checkers read it
     _P = TypeVar("_P")
 _R = TypeVar("_R")
+_E = TypeVar("_E", bound=BaseException)
 
 __version__ = "0.1.0"
 
@@ -6289,7 +6290,10 @@ def _read_output(handle: str, offset: int = 0, length: int = 0) -> str:
 # - a function of the exception returning the message; one that raises or returns anything
 #   but a str falls back to "redacted".
 # What the library itself says is always shown whatever the policy, since the model must act
-# on it: invalid arguments, a missing tool, a cancellation, a denial, and a ToolError.
+# on it: invalid arguments, a missing tool, a cancellation, a timeout, a denial (see _says), and
+# a ToolError, which a tool raises to be read.  Whether a message is the library's is decided by
+# where it was made, not by its type: a tool raising ValidationError or Cancelled on its own
+# data follows the policy like any other failure of the tool.
 
 
 class ToolError(Exception):
@@ -6301,7 +6305,15 @@ class ToolError(Exception):
 
 
 ErrorPolicy = Union[str, Callable[[BaseException], str]]
-_ALWAYS_SHOWN: tuple[type[BaseException], ...] = (ToolError, ValidationError, NoTool, Cancelled)
+_SAYS = "_agenttool_says"  # set on an error whose message this library made (see _says)
+
+
+def _says(exc: _E) -> _E:
+    """Mark ``exc`` as made by this library (invalid arguments, a missing tool, a cancellation
+    or a timeout it decided): the model always reads it, whatever the policy.  The same types
+    raised by a tool follow the policy: what is shown is decided by where it was made."""
+    setattr(exc, _SAYS, True)
+    return exc
 
 
 def _check_errors(errors: ErrorPolicy | None) -> None:
@@ -6317,7 +6329,9 @@ def _check_errors(errors: ErrorPolicy | None) -> None:
 def _policy_error(exc: BaseException, errors: ErrorPolicy | None, tool: str) -> BaseException:
     """The error a job fails with under the policy: ``exc`` itself where the model may read
     it, else a :class:`ToolError` with the policy's message and ``exc`` as its cause."""
-    if errors is None or errors == "full" or isinstance(exc, _ALWAYS_SHOWN):
+    if errors is None or errors == "full" or isinstance(exc, ToolError):
+        return exc
+    if exc.__dict__.get(_SAYS) if hasattr(exc, "__dict__") else False:
         return exc
     message = f'tool "{tool}" failed'
     if callable(errors):
@@ -7294,14 +7308,19 @@ class FunctionTool(Generic[_P, _R]):
         """Check and decode the arguments and call the function: its value, a coroutine for
         an ``async def`` (which the executor may run as a task on the caller's loop)."""
         fn: Callable[..., Any] = self.fn  # called with what the arguments decode to
+        try:  # what is wrong with the model's arguments is said by this library
+            if self._raw:
+                if self._validator is not None:  # a raw tool reads call.args itself
+                    self._validator.validate(_parse_arguments(call.args))
+            else:
+                lenient = (self.parameters or NO_ARGS) if self.lenient else None
+                args = self._checked(_parse_arguments(call.args, lenient))
+        except ValidationError as exc:
+            raise _says(exc) from None
         if self._raw:
-            if self._validator is not None:  # a raw tool reads call.args itself
-                self._validator.validate(_parse_arguments(call.args))
             if self.isolated:
                 return _processes.run(self, (Call(call.id, call.args, call.idempotency_key),), {})
             return fn(call)
-        lenient = (self.parameters or NO_ARGS) if self.lenient else None
-        args = self._checked(_parse_arguments(call.args, lenient))
         if self._injected:
             args = self._with_injected(args, call)
         if self.isolated:
@@ -7690,7 +7709,7 @@ def _wait_on(loop: Any, awaitable: Any, scope: _Scope, drive: bool = False) -> A
     def finished(task: Any) -> None:
         if task.cancelled():
             _close_unawaited(awaitable)  # cancelled before its first step
-            done.set_exception(Cancelled(f'call "{scope.call.id}" was cancelled'))
+            done.set_exception(_says(Cancelled(f'call "{scope.call.id}" was cancelled')))
         else:
             value, error = task.result()
             if error is None:
@@ -8214,13 +8233,19 @@ def _screen(t: Tool, call: Call, lenient: bool) -> tuple[Call, bool]:
     if needs is False and not repair:
         return call, False
     schema = t.parameters if t.parameters is not None else NO_ARGS
-    args = _parse_arguments(call.args, schema if repair else None)
+    try:
+        args = _parse_arguments(call.args, schema if repair else None)
+    except ValidationError as exc:
+        raise _says(exc) from None
     try:
         needed = needs_approval_of(t, args)
     except BaseException:  # noqa: BLE001 - a doubtful answer asks rather than runs
         needed = True
     if needed:
-        _check_args(schema, args)
+        try:
+            _check_args(schema, args)
+        except ValidationError as exc:
+            raise _says(exc) from None
     if repair or needed:  # the approver and the tool read the arguments object
         call = Call(call.id, args, call.idempotency_key, call.on_update)
     return call, needed
@@ -8374,7 +8399,9 @@ class _Run:
                 )
                 continue
             if isinstance(error, NoTool):
-                error = NoTool(f'no tool named "{self.found[i].name}"; the tools are {self.names}')
+                error = _says(
+                    NoTool(f'no tool named "{self.found[i].name}"; the tools are {self.names}')
+                )
             if error is not None and job.tool is not None:
                 error = _policy_error(error, errors, job.tool.name)
             self.outcomes[i] = error if error is not None else result or Result("")
@@ -9074,7 +9101,7 @@ class _ProcessPool:
         scope = _scope.get()
         cancellation = scope.cancellation if scope is not None else _Cancellation()
         if cancellation.is_set:
-            raise Cancelled(f'tool "{t.name}" was cancelled before it started')
+            raise _says(Cancelled(f'tool "{t.name}" was cancelled before it started'))
         fn = t.fn
         if scope is not None and scope.workers is not None:
             return _run_foreign(scope.workers, cancellation, t, args, kwargs)
@@ -9099,7 +9126,7 @@ class _ProcessPool:
                 except (EOFError, OSError):
                     worker.stop()
                     if cancellation.is_set:
-                        raise Cancelled(f'tool "{t.name}" was stopped') from None
+                        raise _says(Cancelled(f'tool "{t.name}" was stopped')) from None
                     code = worker.process.exitcode
                     if code is None:  # reaped by another waiter: the status is not known
                         how = "status unknown"
@@ -9156,7 +9183,7 @@ def _run_foreign(
         return future.result()
     except BaseException as exc:
         if cancellation.is_set and type(exc).__name__ == "CancelledError":
-            raise Cancelled(f'tool "{t.name}" was cancelled') from None
+            raise _says(Cancelled(f'tool "{t.name}" was cancelled')) from None
         if type(exc).__name__ == "BrokenProcessPool":
             raise WorkerCrash(t.name, "a worker of the foreign executor died") from exc
         raise
@@ -9711,7 +9738,7 @@ def _runs_as_task(t: Tool | None) -> bool:
 
 
 def _not_started(call: Call) -> Cancelled:
-    return Cancelled(f'call "{call.id}" was cancelled before it started')
+    return _says(Cancelled(f'call "{call.id}" was cancelled before it started'))
 
 
 def _exception_text(exc: BaseException) -> str:
@@ -9818,7 +9845,7 @@ class _Batch:
         elif self.cancelled:
             self._skip(s, _not_started(call))
         elif self.jobs[s.index].tool is None:
-            self._skip(s, NoTool(f'no tool for call "{call.id}"'))
+            self._skip(s, _says(NoTool(f'no tool for call "{call.id}"')))
         elif self.bounds.enter(s):
             self._launch(s)
         elif s.behind is not None:
@@ -10081,7 +10108,7 @@ class _Batch:
         message = f'tool "{tool}" timed out after {seconds:g} s'
         if dropped and behind is not None:
             message += ": " + _held_by(s, behind)
-        if not s.finish(None, TimeoutError(message)):
+        if not s.finish(None, _says(TimeoutError(message))):
             return
         _log(
             _WARNING,
@@ -10313,7 +10340,7 @@ def _end_span(
     """Record a call's outcome on its span: the error's type and the status, the result."""
     try:
         if s.finished and error is None:  # the deadline completed the call meanwhile
-            error = TimeoutError("the call's deadline passed")
+            error = _says(TimeoutError("the call's deadline passed"))
         if error is not None:
             span.set_attribute(_GENAI["error"], _error_type(error))
             trace = sys.modules.get("opentelemetry.trace")
@@ -10991,9 +11018,11 @@ class _RunJournal:
         if call.id in self.ambiguous:
             return (
                 None,
-                ValueError(
-                    f'agenttool: call "{call.id}" of tool "{name}" was not run: a journaled run'
-                    " needs each call's id, unique in the run"
+                _says(
+                    ValueError(
+                        f'agenttool: call "{call.id}" of tool "{name}" was not run: a journaled'
+                        " run needs each call's id, unique in the run"
+                    )
                 ),
                 False,
             )
@@ -11004,9 +11033,11 @@ class _RunJournal:
         if row["tool"] != name or row["args_hash"] != _args_hash(args):
             return (
                 None,
-                JournalError(
-                    f'agenttool: call "{call.id}" was not run: run "{self.run}" journaled it with'
-                    " other arguments or another tool"
+                _says(
+                    JournalError(
+                        f'agenttool: call "{call.id}" was not run: run "{self.run}" journaled it'
+                        " with other arguments or another tool"
+                    )
                 ),
                 False,
             )
@@ -11042,7 +11073,7 @@ class _RunJournal:
             return None  # it runs again, with the key its intent holds
         self.journal.mark_uncertain(self.run, call.id)
         why = "its tool's definition has changed since" if changed else "may have taken effect"
-        return None, Uncertain(call.id, name, args, row["key"], records, why), False
+        return None, _says(Uncertain(call.id, name, args, row["key"], records, why)), False
 
     def definition(self, t: Tool) -> str:
         """The tool's :func:`definition_hash`, computed once per tool for the batch."""
@@ -11509,7 +11540,7 @@ class Executor:
                 value = await value
             done = job.tool._result(value)
         except asyncio.CancelledError:
-            return None, Cancelled(f'call "{job.call.id}" was cancelled')
+            return None, _says(Cancelled(f'call "{job.call.id}" was cancelled'))
         except BaseException as exc:  # noqa: BLE001 - the job's failure
             return None, self._shown(self._failure(name, exc), name, limit)
         result, error = self._complete_job(name, done, limit, self._pageable(job.tool))
@@ -11543,7 +11574,7 @@ class Executor:
                 f'agenttool: the tool of call "{call.id}" cannot be used: {_exception_text(exc)}'
             )
             error.__cause__ = exc
-            return error
+            return _policy_error(error, self.errors, _safe_name(job.tool))  # its text is the tool's
         journal = batch.journal
         scope = _Scope(
             call,
@@ -11584,7 +11615,7 @@ class Executor:
                     f'agenttool: on_start for call "{call.id}" crashed: {_exception_text(exc)}'
                 )
                 refusal.__cause__ = exc
-                return refusal
+                return self._shown(refusal, name, limit)
         if journal is not None:
             try:
                 call = journal.intent(job.tool, call, name)  # type: ignore[arg-type]
