@@ -459,6 +459,7 @@ class _Run:
         call: at.Call,
         loop: asyncio.AbstractEventLoop,
         recorder: Callable[[at.Record], None] | None,
+        errors: at.ErrorPolicy = "full",
     ) -> None:
         import asyncio
 
@@ -466,6 +467,7 @@ class _Run:
         self.call = call
         self.loop = loop
         self.recorder = recorder
+        self.errors = errors
         self.cancel = threading.Event()
         self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self.open: concurrent.futures.Future[at.Answer] | None = None
@@ -489,7 +491,11 @@ class _Run:
 
     def _work(self) -> None:
         executor = at.Executor(
-            max_parallel=1, recorder=self.recorder, elicitor=self._elicit, approver=_ask_client
+            max_parallel=1,
+            recorder=self.recorder,
+            elicitor=self._elicit,
+            approver=_ask_client,
+            errors=self.errors,
         )
         try:
             for event in executor.execute([at.Job(self.entry.tool, self.call)], cancel=self.cancel):
@@ -547,8 +553,10 @@ class _ServerState:
         page_size: int | None,
         max_requests: int,
         abandon_after: float,
+        errors: at.ErrorPolicy = "full",
     ) -> None:
         self.lock = threading.Lock()
+        self.errors = errors
         self.entries: dict[str, _Entry] = {}
         self.recorder = recorder
         self.page_size = page_size
@@ -636,6 +644,7 @@ def build_server(
     page_size: int | None = None,
     max_requests: int = 10,
     abandon_after: float = 1800.0,
+    errors: at.ErrorPolicy = "full",
 ) -> Server[Any]:
     """Build the SDK's low-level MCP server for ``tools``.
 
@@ -646,16 +655,19 @@ def build_server(
     by ``set_tools``.  ``recorder`` takes the records tools write; ``page_size`` splits
     ``tools/list`` into pages; a call may ask ``max_requests`` questions on a 2026-07-28
     session, whose answers must come within ``abandon_after`` seconds.  ``version`` defaults
-    to agenttool's own.  A tool with an output schema (``agenttool.output_schema_of``) serves
-    it as ``outputSchema`` and its ``Result.structured`` as ``structuredContent`` (checked
-    against the schema first); a value that is not an object crosses as ``{"result": value}``.
+    to agenttool's own.  ``errors`` is the error policy, as ``agenttool.Executor`` takes it
+    (``"redacted"`` keeps a tool's own exception text from the client).  A tool with an
+    output schema (``agenttool.output_schema_of``) serves it as ``outputSchema`` and its
+    ``Result.structured`` as ``structuredContent`` (checked against the schema first); a
+    value that is not an object crosses as ``{"result": value}``.
     """
     _mcp_available()
     import mcp.types as mt
     from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.subscriptions import ListenHandler
 
-    state = _ServerState(recorder, page_size, max_requests, abandon_after)
+    at._check_errors(errors)
+    state = _ServerState(recorder, page_size, max_requests, abandon_after, errors)
     state.entries = _entries_of(tools)
 
     class _AgentServer(Server[Any]):
@@ -725,7 +737,7 @@ def build_server(
         except Exception as exc:
             return _error_result(at.error_message(exc))
         call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
-        run = _Run(entry, call, asyncio.get_running_loop(), state.recorder)
+        run = _Run(entry, call, asyncio.get_running_loop(), state.recorder, state.errors)
         _session_var.set(ctx.session)
         _request_var.set(ctx)
         run.start()
@@ -1295,6 +1307,7 @@ def serve(
     instructions: str | None = None,
     recorder: Callable[[at.Record], None] | None = None,
     allow_origins: Iterable[str] = (),
+    errors: at.ErrorPolicy = "full",
 ) -> None:
     """Serve ``tools`` over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
@@ -1304,7 +1317,12 @@ def serve(
     are allowed on a loopback host); a request without ``Origin`` is served.
     """
     server = build_server(
-        tools, name=name, version=version, instructions=instructions, recorder=recorder
+        tools,
+        name=name,
+        version=version,
+        instructions=instructions,
+        recorder=recorder,
+        errors=errors,
     )
     if transport == "stdio":
         import anyio
@@ -2896,6 +2914,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a browser origin allowed over HTTP (repeatable; scheme://host:* for any port)",
     )
     p_serve.add_argument("--name", default="agenttool")
+    p_serve.add_argument(
+        "--errors",
+        choices=("full", "redacted"),
+        default="full",
+        help="what a client reads of a tool's failure (default: full; see agenttool's policy)",
+    )
     p_list = sub.add_parser("list", help="print a server's tools as definitions")
     p_list.add_argument("--prefix", default="")
     p_list.add_argument("--url")
@@ -2929,9 +2953,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 host=host or "127.0.0.1",
                 port=int(port),
                 allow_origins=ns.allow_origin,
+                errors=ns.errors,
             )
         else:
-            serve(tools, name=ns.name)
+            serve(tools, name=ns.name, errors=ns.errors)
         return 0
 
     if bool(ns.url) == bool(command):
