@@ -2914,13 +2914,14 @@ class TestExecutor(unittest.TestCase):
         def slow_first(c: at.Call) -> str:
             if c.id == "slow":
                 gate.wait(10)
-            else:
-                gate.set()
             return c.id
 
-        events = list(
-            at.Executor().execute([at.Job(raw(slow_first), at.Call(i)) for i in ("slow", "fast")])
-        )
+        events = []
+        for event in at.Executor().execute(
+            [at.Job(raw(slow_first), at.Call(i)) for i in ("slow", "fast")]
+        ):
+            events.append(event)
+            gate.set()  # the slow call ends only after the fast one was seen
         self.assertEqual([e.index for e in events], [1, 0])
         results, _ = at.Executor().results(
             [at.Job(raw(slow_first), at.Call(i)) for i in ("slow", "fast")]
