@@ -6498,8 +6498,9 @@ class _Scope:
     """What a running call sees through ``contextvars``; installed per call by the executor.
 
     ``loop`` is the loop an ``async def`` tool of the call runs on (the caller's, under
-    ``aexecute``); ``own_loop`` says the batch's consumer blocks a loop, so an async tool must
-    get a loop of its own; ``bounds`` are the executor bounds the call runs under (a batch run
+    ``aexecute``); ``own_loop`` says the batch's consumer blocks a loop of this module's, so an
+    async tool must get a loop of its own, and ``host_loop`` that it blocks the host's, where
+    an async tool is refused; ``bounds`` are the executor bounds the call runs under (a batch run
     from inside the call on the same executor is bounded on its own instead of waiting for
     the slot its parent holds).
     """
@@ -6513,6 +6514,7 @@ class _Scope:
         "emit",
         "loop",
         "own_loop",
+        "host_loop",
         "bounds",
         "inject",
         "workers",
@@ -6531,6 +6533,7 @@ class _Scope:
         own_loop: bool = False,
         bounds: _Bounds | None = None,
         workers: Any = None,
+        host_loop: bool = False,
     ) -> None:
         self.call = call
         self.tool = tool
@@ -6541,6 +6544,7 @@ class _Scope:
         self.inject = inject  # the host's values for Inject("key") parameters
         self.loop = loop
         self.own_loop = own_loop
+        self.host_loop = host_loop
         self.bounds = bounds
         self.workers = workers  # Executor(workers=...): where isolated tools run, if not ours
 
@@ -7626,6 +7630,7 @@ def tool(
 _loop_lock = threading.Lock()
 _loop: Any = None
 _loop_thread: threading.Thread | None = None
+_own_loops: set[int] = set()  # ids of the loops this module runs (the shared one, fresh ones)
 
 
 def _event_loop() -> Any:
@@ -7640,6 +7645,9 @@ def _event_loop() -> Any:
                 target=_serve_forever, args=(loop,), name="agenttool-async", daemon=True
             )
             thread.start()
+            if _loop is not None:
+                _own_loops.discard(id(_loop))
+            _own_loops.add(id(loop))
             _loop, _loop_thread = loop, thread
         return _loop
 
@@ -7660,6 +7668,25 @@ def _running_loop() -> Any:
     imported, which keeps this free for hosts that never use it)."""
     asyncio = sys.modules.get("asyncio")
     return asyncio._get_running_loop() if asyncio is not None else None
+
+
+def _blocks_host_loop() -> bool:
+    """Whether this thread runs a loop of the host's (not one of this module's), which the
+    synchronous API would block: a tool bound to that loop could never finish there."""
+    loop = _running_loop()
+    return loop is not None and id(loop) not in _own_loops
+
+
+def _host_loop_refusal(name: str) -> RuntimeError:
+    """Why an async tool is not run by the synchronous API on a thread running the host's
+    loop (one message wherever that is found)."""
+    return _says(
+        RuntimeError(
+            f'agenttool: async tool "{name}" was called through the synchronous API from '
+            "inside a running event loop, which it would block (anything bound to that loop "
+            "would wait forever): await ToolSet.arun(...) or Executor.aexecute(...) instead"
+        )
+    )
 
 
 async def _guarded(awaitable: Any) -> tuple[Any, BaseException | None]:
@@ -7692,6 +7719,9 @@ def _run_async(awaitable: Any, scope: _Scope) -> Any:
     loop = scope.loop
     if loop is not None and loop is not here and loop.is_running():
         return _wait_on(loop, awaitable, scope)
+    if scope.host_loop or _blocks_host_loop():
+        _close_unawaited(awaitable)
+        raise _host_loop_refusal(scope.tool)
     if scope.own_loop or here is not None:
         return _run_on_own_loop(awaitable, scope)
     return _wait_on(_event_loop(), awaitable, scope)
@@ -7749,6 +7779,7 @@ def _run_on_own_loop(awaitable: Any, scope: _Scope) -> Any:
     import asyncio
 
     loop = asyncio.new_event_loop()
+    _own_loops.add(id(loop))
     try:
         if _running_loop() is None:
             return _wait_on(loop, awaitable, scope, drive=True)
@@ -7772,6 +7803,7 @@ def _run_on_own_loop(awaitable: Any, scope: _Scope) -> Any:
             raise error
         return value
     finally:
+        _own_loops.discard(id(loop))
         loop.close()
 
 
@@ -9774,7 +9806,9 @@ class _Batch:
         self.post = post
         self.loop = loop  # the caller's loop under aexecute: async tools run there as tasks
         self.loop_thread = threading.get_ident()
-        self.own_loop = loop is None and _running_loop() is not None
+        blocked = _running_loop() if loop is None else None  # the consumer waits on its thread
+        self.own_loop = blocked is not None
+        self.host_loop = blocked is not None and id(blocked) not in _own_loops
         bounds = executor._bounds()
         parent = _scope.get()
         if parent is not None and parent.bounds is bounds:
@@ -11261,13 +11295,19 @@ class Executor:
         With a journal (this executor's, or ``journal`` over it) the batch is the run named
         ``run`` (an agent's turn), its calls keyed by call id; ``resolve`` settles the run's
         uncertain calls by call id.  Another live process holding the run raises
-        :class:`JournalError` before any event.
+        :class:`JournalError` before any event.  On a thread running the host's event loop,
+        which this would block, a batch with an ``async def`` tool raises ``RuntimeError``
+        before any event: await :meth:`aexecute` there.
         """
         import queue
 
         jobs = list(jobs)
         if not jobs:
             return
+        if _blocks_host_loop():
+            for t in (job.tool for job in jobs):
+                if t is not None and getattr(t, "_async", False) is True and not is_isolated(t):
+                    raise _host_loop_refusal(t.name)
         outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         batch = _Batch(self, jobs, outbox.put, None, self._run_journal(jobs, run, journal, resolve))
         pending = len(jobs)
@@ -11585,6 +11625,7 @@ class Executor:
             s.emit,
             loop=batch.loop,
             own_loop=batch.own_loop,
+            host_loop=batch.host_loop,
             bounds=batch.bounds,
             inject=self.inject,
             workers=self.workers,

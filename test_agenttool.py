@@ -8270,15 +8270,69 @@ class TestAsyncHosts(unittest.TestCase):
         for events in outcomes:
             self.assertIsInstance(events[-1].error, at.Cancelled)
 
-    def test_the_sync_api_works_inside_a_running_loop(self) -> None:
+    def test_the_sync_api_inside_the_host_s_loop_runs_sync_tools_and_refuses_async_ones(
+        self,
+    ) -> None:
         async def leaf() -> str:
             await asyncio.sleep(0)
             return "leaf"
 
-        async def host() -> list[Any]:
-            return at.Executor().results([at.Job(at.tool(leaf), at.Call("1"))])[0]
+        def plain() -> str:
+            """Plain."""
+            return "plain"
 
-        self.assertEqual([r.output for r in asyncio.run(host())], ["leaf"])  # type: ignore[union-attr]
+        async def host() -> list[str]:
+            seen = [at.Executor().results([at.Job(at.tool(plain), at.Call("1"))])[0][0].output]  # type: ignore[list-item, union-attr]
+            items = [{"type": "function_call", "call_id": "2", "name": "leaf", "arguments": "{}"}]
+            for sync_api in (
+                lambda: at.Executor().results([at.Job(at.tool(leaf), at.Call("1"))]),
+                lambda: at.ToolSet([at.tool(leaf)]).run(items),
+                lambda: at.tool(leaf).execute(at.Call("3")),
+            ):
+                with self.assertRaisesRegex(RuntimeError, r"await ToolSet\.arun"):
+                    sync_api()
+            out = await at.ToolSet([at.tool(leaf)]).arun(items)
+            return [*seen, out[0]["output"]]
+
+        self.assertEqual(asyncio.run(host()), ["plain", "leaf"])
+
+    def test_an_async_tool_bound_to_the_blocked_host_loop_never_hangs_the_sync_api(
+        self,
+    ) -> None:
+        # the tool needs the host's loop, which the synchronous API would block: each way in
+        # (a batch, a tool set, a wrapped tool, the tool's own execute) refuses at once
+        # instead of waiting forever, and the async API runs it
+        code = """
+        import asyncio
+
+        async def main():
+            host = asyncio.get_running_loop()
+
+            async def ping():
+                return "pong"
+
+            async def waiter() -> str:
+                return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(ping(), host))
+
+            t = at.tool(waiter)
+            wrapped = at.wrap(t, t.execute)
+            item = {"type": "function_call", "call_id": "1", "name": "waiter", "arguments": "{}"}
+            for sync_api in (
+                lambda: at.Executor().results([at.Job(t, at.Call("1"))]),
+                lambda: at.ToolSet([t]).run([item]),
+                lambda: at.Executor().results([at.Job(wrapped, at.Call("1"))]),
+                lambda: t.execute(at.Call("1")),
+            ):
+                try:
+                    sync_api()
+                except RuntimeError as exc:
+                    print("refused" if "arun" in str(exc) else exc)
+            out = [e async for e in at.Executor().aexecute([at.Job(wrapped, at.Call("2"))])]
+            print(out[-1].result.output)
+
+        asyncio.run(main())
+        """
+        isolated(self, code, "refused\n" * 4 + "pong\n", timeout=30)
 
     def test_a_tool_from_an_async_def_reads_as_a_coroutine_function(self) -> None:
         async def coro() -> str:
