@@ -10144,45 +10144,45 @@ class _Batch:
             message += ": " + _held_by(s, behind)
         if not s.finish(None, _says(TimeoutError(message))):
             return
-        _log(
-            _WARNING,
-            f'tool "{tool}" (call "{self.jobs[s.index].call.id}")' + message[len(tool) + 7 :],
-        )
         if s.cancellation is not None:
             s.cancellation.cancel()
+        running_on = ""
         if dropped:
             if behind is not None:
                 with behind.lock:
                     if behind.waiter is s:
                         behind.waiter = None
             self._returned(s)
-            return
-        if s.thread is not None:
-            self._abandon(s, tool, seconds)
-        if self.cancelled:
+        elif s.thread is not None:
+            running_on = self._abandon(s)
+        # one warning per timeout, saying what is left running
+        _log(
+            _WARNING,
+            f'tool "{tool}" (call "{self.jobs[s.index].call.id}")'
+            + message[len(tool) + 7 :]
+            + running_on,
+        )
+        if not dropped and self.cancelled:
             self._end_chain_after(s)
 
-    def _abandon(self, s: _JobState, tool: str, seconds: float) -> None:
+    def _abandon(self, s: _JobState) -> str:
         """A thread's call timed out and its tool runs on: free its thread and its place
-        among max_parallel; its resource stays closed until the tool returns."""
+        among max_parallel (its resource stays closed until the tool returns); what that
+        means for the thread cap, for the timeout's warning."""
         with s.lock:
             if s.returned:
-                return
+                return ""
             s.late = True
         thread = s.thread
         freed = thread is not None and _workers.abandon(thread)
         count = _workers.abandoned()
-        _log(
-            _WARNING,
-            f'tool "{tool}" (call "{self.jobs[s.index].call.id}") runs on past its timeout of'
-            f" {seconds:g} s: "
-            + (
-                f"its thread no longer counts against the thread cap ({count} abandoned)"
-                if freed
-                else f"{count} threads are abandoned already, so its thread still counts"
-            ),
-        )
         self._free_place(s, late=True)
+        if freed:
+            return (
+                "; until its tool returns, its thread no longer counts against the thread cap"
+                f" ({count} abandoned)"
+            )
+        return f"; its tool runs on, and its thread still counts ({count} abandoned already)"
 
     def event_of(self, item: Any) -> Event | None:
         """The event an outbox item stands for: a final event as posted, a job's latest

@@ -146,6 +146,45 @@ class TestDeadlinesAtTheCap(unittest.TestCase):
         """
         isolated(self, code, "True True\n", timeout=60)
 
+    def test_each_timeout_is_one_warning_saying_what_runs_on(self) -> None:
+        # a cooperative tool (returns once cancelled) and one that ignores the cancel, in the
+        # sync and the async API: one WARNING per timed-out call, never a second one
+        code = (
+            STUCK
+            + """
+        import asyncio, logging, time
+        lines = []
+        handler = logging.Handler()
+        handler.emit = lambda record: lines.append(record.getMessage())
+        logging.getLogger("agenttool").addHandler(handler)
+
+        def polite(c):
+            while not at.cancelled():
+                time.sleep(0.005)
+            return "stopped"
+
+        coop = at.new_func("coop", "", None, polite, timeout=0.1)
+        hang = at.new_func("hang", "", None, stuck, timeout=0.1)
+        ex = at.Executor()
+        ex.results([at.Job(coop, at.Call("1")), at.Job(hang, at.Call("2"))])
+
+        async def host():
+            return [e async for e in ex.aexecute([at.Job(coop, at.Call("3"))])]
+
+        asyncio.run(host())
+        release.set()
+        time.sleep(0.2)
+        print(sorted(line.split(";")[0] for line in lines))
+        print(all("thread" in line for line in lines))
+        """
+        )
+        expected = (
+            '[\'tool "coop" (call "1") timed out after 0.1 s\', '
+            '\'tool "coop" (call "3") timed out after 0.1 s\', '
+            '\'tool "hang" (call "2") timed out after 0.1 s\']\nTrue\n'
+        )
+        isolated(self, code, expected, timeout=60)
+
 
 class TestCancelWins(unittest.TestCase):
     def test_a_cancel_while_the_approver_decides_ends_the_job_and_the_tool_never_runs(
