@@ -9139,8 +9139,10 @@ class _ProcessPool:
             return _run_foreign(scope.workers, cancellation, t, args, kwargs)
         with self._slots:
             worker = self._take()
-            forget = cancellation.on_cancel(worker.stop)
+            forget = cancellation.on_cancel(worker.stop)  # now, if it came while starting
             try:
+                if cancellation.is_set:
+                    raise _says(Cancelled(f'tool "{t.name}" was stopped'))
                 try:
                     call = scope.call if scope is not None else Call("")
                     sent = Call(call.id, call.args, call.idempotency_key)
