@@ -2690,8 +2690,17 @@ def retire_pool_threads() -> None:
     idle = at._workers.idle_seconds
     at._workers.idle_seconds = 0.01
     try:
-        for _ in at._workers.threads():  # wake each idle thread to see the new timeout
-            at._workers.submit(lambda: None)
+        # wake each idle thread to see the new timeout: a barrier makes each take one task
+        # (a thread that took one could otherwise take the next, leaving another asleep)
+        count = len(at._workers.threads())
+        barrier = threading.Barrier(count) if count else None
+
+        def wake() -> None:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                barrier.wait(5)  # type: ignore[union-attr]
+
+        for _ in range(count):
+            at._workers.submit(wake)
         for thread in threading.enumerate():
             if thread.name == "agenttool-worker":
                 thread.join(10)
