@@ -1,7 +1,7 @@
 """agenttool tools inside the frameworks users already live in, and theirs inside agenttool.
 
 - :func:`to_openai_agents` / :func:`from_openai_agents`: the OpenAI Agents SDK's ``FunctionTool``.
-- :func:`to_pydantic_ai`: a pydantic-ai ``FunctionToolset``.
+- :func:`to_pydantic_ai` / :func:`from_pydantic_ai`: a pydantic-ai ``FunctionToolset`` / ``Tool``.
 - :func:`to_langchain` / :func:`from_langchain`: LangChain ``BaseTool``.
 
 Each framework is imported only when its adapter is used.  What survives the crossing: the
@@ -27,6 +27,7 @@ __all__ = [
     "to_openai_agents",
     "from_openai_agents",
     "to_pydantic_ai",
+    "from_pydantic_ai",
     "to_langchain",
     "from_langchain",
 ]
@@ -239,6 +240,48 @@ def _pydantic_ai_output(result: Result) -> Any:
         else:
             out.append(DocumentUrl(url=url))
     return out
+
+
+def from_pydantic_ai(tool: Any) -> Tool:
+    """A pydantic-ai ``Tool`` as an agenttool tool: its name, description and schema (strict
+    as it says), its ``sequential``, ``timeout`` and ``requires_approval``; the model's
+    arguments checked against that schema, then decoded by the tool's own pydantic validator
+    (its error read as ``invalid arguments: <path>: <message>``).  A tool that takes a
+    ``RunContext`` is refused: outside an agent run there is no context to give it."""
+    if tool.takes_ctx:
+        raise TypeError(
+            f"agenttool_adapters: pydantic-ai tool {tool.name!r} takes a RunContext, which only"
+            " a pydantic-ai agent run has; make it a plain function to use it here"
+        )
+    schema = tool.function_schema
+    definition = tool.tool_def
+
+    async def run(call: Call) -> Any:
+        args = agenttool._loads(call.args) if isinstance(call.args, (str, bytes)) else call.args
+        try:
+            checked = schema.validator.validate_python(args or {})
+        except ValueError as exc:  # pydantic's ValidationError
+            raise _invalid(exc) from None
+        return await schema.call(checked, None)
+
+    options: dict[str, Any] = {"validate": True, "strict": bool(tool.strict)}
+    if tool.sequential:
+        options["sequential"] = True
+    if tool.timeout:
+        options["timeout"] = tool.timeout
+    if tool.requires_approval:
+        options["needs_approval"] = True
+    return agenttool.new_func(
+        tool.name, definition.description or "", definition.parameters_json_schema, run, **options
+    )
+
+
+def _invalid(exc: Exception) -> agenttool.ValidationError:
+    """pydantic's first error as agenttool's ``invalid arguments`` error, at its path."""
+    errors = getattr(exc, "errors", None)
+    first = errors()[0] if callable(errors) and errors() else {}
+    path = agenttool._format_path(tuple(first.get("loc", ())))
+    return agenttool.ValidationError(path, str(first.get("msg") or exc))
 
 
 # ----- LangChain -----------------------------------------------------------------------------

@@ -216,6 +216,79 @@ class PydanticAI(unittest.TestCase):
         self.assertEqual(images[0].media_type, "image/png")
         self.assertEqual(images[0].data, PNG)
 
+    def test_a_pydantic_ai_tool_as_an_agenttool_tool(self) -> None:
+        import datetime
+
+        from pydantic import BaseModel, field_validator
+        from pydantic_ai import Tool
+
+        import agenttool_adapters as ad
+
+        class Booking(BaseModel):
+            when: datetime.date
+            guests: int
+
+            @field_validator("guests")
+            @classmethod
+            def few(cls, v: int) -> int:
+                if v > 8:
+                    raise ValueError("at most 8 guests")
+                return v
+
+        seen: list[Any] = []
+
+        def book(booking: Booking, note: str = "") -> str:
+            """Book a table.
+
+            Args:
+                booking: What to book.
+                note: A note for the staff.
+            """
+            seen.append(booking.when)
+            return f"{booking.when.isoformat()} for {booking.guests}"
+
+        async def ping() -> str:
+            """Answer."""
+            return "pong"
+
+        source = Tool(book, sequential=True, timeout=5)
+        t = ad.from_pydantic_ai(source)
+        self.assertEqual((t.name, t.description), ("book", "Book a table."))
+        self.assertEqual(t.parameters, source.tool_def.parameters_json_schema)
+        self.assertTrue(at.is_sequential(t))
+        self.assertEqual(at.timeout_of(t), 5)
+        ts = at.ToolSet([t, ad.from_pydantic_ai(Tool(ping))])
+
+        def out(name: str, args: str) -> str:
+            item = {"type": "function_call", "call_id": "c1", "name": name, "arguments": args}
+            return str(ts.run([item])[0]["output"])
+
+        self.assertEqual(
+            out("book", '{"booking": {"when": "2026-12-24", "guests": 4}}'), "2026-12-24 for 4"
+        )
+        self.assertEqual(seen, [datetime.date(2026, 12, 24)])  # decoded by pydantic
+        self.assertEqual(
+            out("book", '{"booking": {"when": "2026-12-24", "guests": 9}}'),
+            "Error: invalid arguments: booking.guests: Value error, at most 8 guests",
+        )
+        self.assertEqual(
+            out("book", '{"booking": {"guests": 1}}'),
+            'Error: invalid arguments: booking: missing required property "when"',
+        )  # this library's validator first
+        self.assertEqual(out("ping", "{}"), "pong")
+        self.assertTrue(
+            at.needs_approval_of(ad.from_pydantic_ai(Tool(ping, requires_approval=True)), {})
+        )
+
+        from pydantic_ai import RunContext
+
+        def needs_ctx(ctx: RunContext[None]) -> str:
+            """Needs the run."""
+            return ""
+
+        with self.assertRaisesRegex(TypeError, "takes a RunContext"):
+            ad.from_pydantic_ai(Tool(needs_ctx))
+
 
 @needs(HAS["langchain_core"], "langchain-core (pip install -r .ci/requirements.txt)")
 class LangChain(unittest.TestCase):
