@@ -2,7 +2,7 @@
 
 - :func:`to_openai_agents` / :func:`from_openai_agents`: the OpenAI Agents SDK's ``FunctionTool``.
 - :func:`to_pydantic_ai` / :func:`from_pydantic_ai`: a pydantic-ai ``FunctionToolset`` / ``Tool``.
-- :func:`to_langchain` / :func:`from_langchain`: LangChain ``BaseTool``.
+- :func:`to_langchain` / :func:`from_langchain`: LangChain ``BaseTool``; progress as custom events.
 
 Each framework is imported only when its adapter is used.  What survives the crossing: the
 schema exactly as the tool states it (strict when the tool is strict, never rewritten), the
@@ -18,12 +18,18 @@ from __future__ import annotations
 import base64
 import collections.abc
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import agenttool
 from agenttool import Call, Job, Result, Tool, ToolSet
 
+# The name of the LangChain custom event a tool's progress update is sent as: it reaches the
+# run's callbacks (``on_custom_event``) and ``astream_events`` with ``{"tool", "output", "parts"}``.
+PROGRESS_EVENT = "agenttool_progress"
+
 __all__ = [
+    "PROGRESS_EVENT",
     "to_openai_agents",
     "from_openai_agents",
     "to_pydantic_ai",
@@ -37,15 +43,24 @@ def _set_of(tools: ToolSet | collections.abc.Iterable[Tool]) -> ToolSet:
     return tools if isinstance(tools, ToolSet) else ToolSet(tools)
 
 
-async def _call(ts: ToolSet, name: str, call_id: str, args: Any) -> tuple[Result | None, str]:
+async def _call(
+    ts: ToolSet,
+    name: str,
+    call_id: str,
+    args: Any,
+    progress: Callable[[Result], Awaitable[None]] | None = None,
+) -> tuple[Result | None, str]:
     """One call through the set's executor: its result, or ``(None, message)`` with the
-    message the model reads for its failure (under the executor's error policy)."""
+    message the model reads for its failure (under the executor's error policy); each
+    progress update the tool sends is given to ``progress`` where the framework has a channel."""
     job = Job(ts.lookup(name), Call(call_id or "call_" + uuid.uuid4().hex[:12], args))
     async for event in ts.executor.aexecute([job]):
         if event.final:
             if event.error is not None:
                 return None, agenttool.error_message(event.error)
             return event.result or Result(""), ""
+        if progress is not None and event.result is not None:
+            await progress(event.result)
     raise AssertionError("unreachable: every job has a final event")  # pragma: no cover
 
 
@@ -291,14 +306,22 @@ def to_langchain(tools: ToolSet | collections.abc.Iterable[Tool]) -> list[Any]:
     """The tools as LangChain ``StructuredTool`` objects with the schema as stated (a JSON
     Schema ``args_schema``), async without a thread, a failure given to the model as
     ``Error: <message>``, images and files as LangChain's standard content blocks."""
+    from langchain_core.callbacks import adispatch_custom_event
+    from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import StructuredTool, ToolException
 
     ts = _set_of(tools)
     out = []
     for t in ts:
+        # LangChain passes ``callbacks`` (the tool run's child callback manager) to a
+        # coroutine with that parameter: progress goes out through it
+        async def arun(callbacks: Any = None, _name: str = t.name, **kwargs: Any) -> Any:
+            async def progress(update: Result) -> None:
+                data = {"tool": _name, "output": _text_of(update) or "", "parts": _parts(update)}
+                config = RunnableConfig(callbacks=callbacks)
+                await adispatch_custom_event(PROGRESS_EVENT, data, config=config)
 
-        async def arun(_name: str = t.name, **kwargs: Any) -> Any:
-            result, error = await _call(ts, _name, "", kwargs)
+            result, error = await _call(ts, _name, "", kwargs, progress if callbacks else None)
             if result is None:
                 raise ToolException(error)
             return _langchain_output(result)

@@ -323,6 +323,34 @@ class LangChain(unittest.TestCase):
         self.assertFalse(shop.overlapped)
         self.assertEqual([b["type"] for b in messages[4].content], ["text", "image"])
 
+    def test_progress_reaches_the_run_s_callbacks_as_custom_events(self) -> None:
+        import agenttool_adapters as ad
+
+        @at.tool
+        async def crawl(pages: int) -> str:
+            """Crawl pages."""
+            for i in range(pages):
+                at.progress(f"page {i + 1} of {pages}")
+                await asyncio.sleep(0)
+            return "crawled"
+
+        [t] = ad.to_langchain([crawl])
+
+        async def main() -> list[Any]:
+            seen = []
+            async for event in t.astream_events({"pages": 3}, version="v2"):
+                if event["event"] == "on_custom_event":
+                    self.assertEqual(event["name"], ad.PROGRESS_EVENT)
+                    seen.append(event["data"]["output"])
+                elif event["event"] == "on_tool_end":
+                    seen.append(event["data"]["output"])
+            return seen
+
+        self.assertEqual(
+            asyncio.run(main()), ["page 1 of 3", "page 2 of 3", "page 3 of 3", "crawled"]
+        )
+        self.assertEqual(asyncio.run(t.ainvoke({"pages": 1})), "crawled")  # no run: no events
+
     def test_a_langchain_tool_as_an_agenttool_tool(self) -> None:
         from langchain_core.tools import tool
 
