@@ -4617,13 +4617,14 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   searched (unanchored), over code points: . is any code point but \n \r U+2028 U+2029, ^ and
 #   $ are the very start and end, \d \w \b are ASCII, \s is ECMA's white space and line
 #   terminators, \uD83D\uDE00 is one astral character, \u{1F600} too, \p{..} takes the
-#   General_Category values and aliases (Python's unicodedata, so the Unicode version of the
-#   running Python) and ASCII, ASCII_Hex_Digit, Any, Assigned, White_Space.  A backreference to
-#   a group not closed yet matches "", as in ECMA.  Accepted by ECMA but refused here, saying
-#   so: \p{Script=..} and the other binary properties (Python has no data for them), a
-#   variable-width lookbehind, a backreference to a group inside a repeat (ECMA clears the
-#   group each time round, re keeps it), a pattern that expands past 2,000 NFA states and
-#   that re cannot run safely.
+#   General_Category values and aliases and every binary property ECMA-262 lists (Alphabetic,
+#   Emoji, ID_Start, ...; with their short names), from the Unicode tables this file carries
+#   (one Unicode version, _UNICODE_VERSION, whatever Python runs: its own unicodedata differs
+#   from 3.9 to 3.13).  A backreference to a group not closed yet matches "", as in ECMA.
+#   Accepted by ECMA but refused here, saying so: \p{Script=..} and \p{Script_Extensions=..}
+#   (their tables would double this file's Unicode data), a variable-width lookbehind, a
+#   backreference to a group inside a repeat (ECMA clears the group each time round, re keeps
+#   it), a pattern that expands past 2,000 NFA states and that re cannot run safely.
 # - Time: every accepted pattern runs in time linear in the string.  Python's re runs a pattern
 #   when backtracking cannot multiply: it is unambiguous (from any point, at most one way
 #   through the pattern consumes the next character) and anchored by a leading ^ or short, or
@@ -4708,26 +4709,58 @@ _GENERAL_CATEGORIES = {  # ECMA-262's General_Category value aliases -> unicoded
     "Unassigned": "Cn",
     "Uppercase_Letter": "Lu",
 }
-_GENERAL_CATEGORIES.update(
-    (short, short)
-    for short in "Cc Cf Cn Co Cs Ll Lm Lo Lt Lu Mc Me Mn Nd Nl No Pc Pd Pe Pf Pi Po Ps Sc Sk Sm So "
-    "Zl Zp Zs".split()
-)
-# Binary properties ECMA-262 lists that Python has no data for: accepted by ECMA, refused here.
-_UNTRANSLATABLE_PROPERTIES = frozenset(
-    "Alphabetic Alpha Bidi_Control Bidi_C Bidi_Mirrored Bidi_M Case_Ignorable CI Cased "
-    "Changes_When_Casefolded CWCF Changes_When_Casemapped CWCM Changes_When_Lowercased CWL "
-    "Changes_When_NFKC_Casefolded CWKCF Changes_When_Titlecased CWT Changes_When_Uppercased CWU "
-    "Dash Default_Ignorable_Code_Point DI Deprecated Dep Diacritic Dia Emoji Emoji_Component "
-    "EComp Emoji_Modifier EMod Emoji_Modifier_Base EBase Emoji_Presentation EPres "
-    "Extended_Pictographic ExtPict Extender Ext Grapheme_Base Gr_Base Grapheme_Extend Gr_Ext "
-    "Hex_Digit Hex IDS_Binary_Operator IDSB IDS_Trinary_Operator IDST ID_Continue IDC ID_Start "
-    "IDS Ideographic Ideo Join_Control Join_C Logical_Order_Exception LOE Lowercase Lower Math "
-    "Noncharacter_Code_Point NChar Pattern_Syntax Pat_Syn Pattern_White_Space Pat_WS "
-    "Quotation_Mark QMark Radical Regional_Indicator RI Sentence_Terminal STerm Soft_Dotted SD "
-    "Terminal_Punctuation Term Unified_Ideograph UIdeo Uppercase Upper Variation_Selector VS "
-    "XID_Continue XIDC XID_Start XIDS".split()
-)
+_CATEGORY_NAMES = (
+    "Cc Cf Co Cs Ll Lm Lo Lt Lu Mc Me Mn Nd Nl No Pc Pd Pe Pf Pi Po Ps Sc Sk Sm So Zl Zp Zs".split()
+)  # every General_Category value but Cn (unassigned), which is what none of them holds
+_GENERAL_CATEGORIES.update((short, short) for short in (*_CATEGORY_NAMES, "Cn"))
+# ECMA-262's binary properties by their short names (those in the tables by their long ones).
+_PROPERTY_ALIASES = {
+    "AHex": "ASCII_Hex_Digit",
+    "Alpha": "Alphabetic",
+    "Bidi_C": "Bidi_Control",
+    "Bidi_M": "Bidi_Mirrored",
+    "CI": "Case_Ignorable",
+    "CWCF": "Changes_When_Casefolded",
+    "CWCM": "Changes_When_Casemapped",
+    "CWKCF": "Changes_When_NFKC_Casefolded",
+    "CWL": "Changes_When_Lowercased",
+    "CWT": "Changes_When_Titlecased",
+    "CWU": "Changes_When_Uppercased",
+    "DI": "Default_Ignorable_Code_Point",
+    "Dep": "Deprecated",
+    "Dia": "Diacritic",
+    "EBase": "Emoji_Modifier_Base",
+    "EComp": "Emoji_Component",
+    "EMod": "Emoji_Modifier",
+    "EPres": "Emoji_Presentation",
+    "Ext": "Extender",
+    "ExtPict": "Extended_Pictographic",
+    "Gr_Base": "Grapheme_Base",
+    "Gr_Ext": "Grapheme_Extend",
+    "Hex": "Hex_Digit",
+    "IDC": "ID_Continue",
+    "IDS": "ID_Start",
+    "IDSB": "IDS_Binary_Operator",
+    "IDST": "IDS_Trinary_Operator",
+    "Ideo": "Ideographic",
+    "Join_C": "Join_Control",
+    "LOE": "Logical_Order_Exception",
+    "Lower": "Lowercase",
+    "NChar": "Noncharacter_Code_Point",
+    "Pat_Syn": "Pattern_Syntax",
+    "Pat_WS": "Pattern_White_Space",
+    "QMark": "Quotation_Mark",
+    "RI": "Regional_Indicator",
+    "SD": "Soft_Dotted",
+    "STerm": "Sentence_Terminal",
+    "Term": "Terminal_Punctuation",
+    "UIdeo": "Unified_Ideograph",
+    "Upper": "Uppercase",
+    "VS": "Variation_Selector",
+    "XIDC": "XID_Continue",
+    "XIDS": "XID_Start",
+    "space": "White_Space",
+}
 
 
 def _merge(ranges: Sequence[tuple[int, int]]) -> _Ranges:
@@ -4754,28 +4787,54 @@ def _negate(ranges: _Ranges) -> _Ranges:
 
 
 @functools.cache
-def _categories() -> dict[str, list[tuple[int, int]]]:
-    """Each unicodedata category's code points as ranges: one scan of them all, when first used
-    (about 0.2 s), kept for the process."""
-    import unicodedata
+def _unicode_tables() -> dict[str, _Ranges]:
+    """The code points of each General_Category value (but Cn) and each binary property in
+    the tables below, as ranges: decoded when a pattern first names one (a few ms)."""
+    import base64
+    import zlib
 
-    category = unicodedata.category
-    out: dict[str, list[tuple[int, int]]] = {}
-    start, current = 0, category("\0")
-    for cp in range(1, _MAX_CODE_POINT + 1):
-        here = category(chr(cp))
-        if here != current:
-            out.setdefault(current, []).append((start, cp - 1))
-            start, current = cp, here
-    out.setdefault(current, []).append((start, _MAX_CODE_POINT))
+    data = zlib.decompress(base64.b64decode(_UNICODE_TABLES))
+    out: dict[str, _Ranges] = {}
+    i = 0
+
+    def varint() -> int:
+        nonlocal i
+        n = shift = 0
+        while True:
+            byte = data[i]
+            i += 1
+            n |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return n
+
+    while i < len(data):
+        end = data.index(0, i)
+        name = data[i:end].decode("ascii")
+        i = end + 1
+        ranges, prev = [], -1
+        for _ in range(varint()):
+            lo = prev + 1 + varint()
+            prev = lo + varint()
+            ranges.append((lo, prev))
+        out[name] = tuple(ranges)
     return out
 
 
 @functools.cache
 def _category_ranges(categories: str) -> _Ranges:
-    """The code points in any of the space-separated unicodedata categories."""
-    table = _categories()
-    return _merge([r for name in categories.split() for r in table.get(name, [])])
+    """The code points in any of the space-separated General_Category values (Cn: those in
+    none of the others)."""
+    table = _unicode_tables()
+    if categories == "Cn":
+        return _negate(_merge([r for name in _CATEGORY_NAMES for r in table[name]]))
+    return _merge(
+        [
+            r
+            for name in categories.split()
+            for r in (_category_ranges("Cn") if name == "Cn" else table[name])
+        ]
+    )
 
 
 def _property_ranges(name: str) -> _Ranges:
@@ -4785,9 +4844,7 @@ def _property_ranges(name: str) -> _Ranges:
         if key in ("General_Category", "gc") and value in _GENERAL_CATEGORIES:
             return _category_ranges(_GENERAL_CATEGORIES[value])
         if key in ("Script", "sc", "Script_Extensions", "scx") and value.replace("_", "").isalpha():
-            raise ValueError(
-                f"\\p{{{name}}}: scripts are not supported (Python has no script data)"
-            )
+            raise ValueError(f"\\p{{{name}}}: scripts are not supported (no script tables here)")
         raise ValueError(f"invalid Unicode property \\p{{{name}}}")
     if name in _GENERAL_CATEGORIES:
         return _category_ranges(_GENERAL_CATEGORIES[name])
@@ -4795,14 +4852,15 @@ def _property_ranges(name: str) -> _Ranges:
         return _ANY
     if name == "ASCII":
         return ((0, 0x7F),)
-    if name == "ASCII_Hex_Digit":
-        return ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
     if name == "Assigned":
         return _negate(_category_ranges("Cn"))
-    if name in ("White_Space", "space"):
+    name = _PROPERTY_ALIASES.get(name, name)
+    if name == "ASCII_Hex_Digit":
+        return ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
+    if name == "White_Space":
         return _merge(_SPACE[:-1] + ((0x85, 0x85),))  # \s without U+FEFF, with U+0085
-    if name in _UNTRANSLATABLE_PROPERTIES:
-        raise ValueError(f"\\p{{{name}}} is valid ECMA-262 but Python has no data for it")
+    if name not in _CATEGORY_NAMES and name in _unicode_tables():
+        return _unicode_tables()[name]
     raise ValueError(f"invalid Unicode property \\p{{{name}}}")
 
 
@@ -12836,6 +12894,179 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr, message if message.startswith("agenttool: ") else f"agenttool: {message}"
         )
         return 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Unicode tables for \p{..} in patterns, one Unicode version whatever Python runs.  Between the
+# markers, what `node testdata/unicode_tables.js` prints (test_types checks it is).
+# ---------------------------------------------------------------------------------------------
+# unicode tables: begin
+_UNICODE_VERSION = "17.0"
+_UNICODE_TABLES = (  # 14212 characters, from node v20.20.2, ICU 78.2
+    "eNrtfQl8XVW1/vetvfc5Z587Zs7NnKZtmjRt0oGOdiIFChQolGLhPQyhTSFakhqCz5kytIoFRJGpFB4goGUSEFTg"
+    "XygoFRwe5Wl5DoiICM7wFEEZ/+xzb9IkHaFF0deeX5Pcc+89wx7WWvtb6/tO6xIIqttqWpeh6Gbiv0NTjI3EOKxU"
+    "XIAbq/BqSpfpcZr2sxsU/ka5vxYpPHVg6skLRD3S4K/+WQuq2lq7oVZuVG+MW3n+lNfeUPLaG6r1VHDlreqN1Pzl"
+    "uNS0Z6ahoYQ+8bY27uL1LjZxP0WivxS1+ymS3et+Mtrv/qaIh753dno+us8o8O1unkBI6L7XcyVzP6NDKslH+TBS"
+    "yQ6+qt3lCic07/o09m1dnOxBU7/1rWXUt4sbRf5qzJl5AXHa6Flx1i4D331b8M6fITChH/i5nwlxP/1Akx6UkIES"
+    "Bn4o5OfdQFYoh4aGMFAa++HGomZC5TpMu64z5p1vFfrR2eIjCIML//TWvl2wk/c+Neil7OFl+oNHts6+2u5RDYY2"
+    "mx46K0CUQeFOr9EE/hEbr6QX1+uDzPdt/adZdzlDJumRZyXHf6Lo7uLqlTeyenrppu8wU+YxryxTppwFYFiWGbKV"
+    "V5TSlA35T9yRtCzwzEsFtfNPwRG3mjwdS2rX7KvcxT6h8AxxLXmeUKMaFgpXEV8ifmhxOu7U+EkCH8AvNTYrcwtn"
+    "JjBs+G0GCaTjPy/h/xL3EVsURmuDdh4vFz9BPGXN+YIeVPAjwQKU4GSluEWhGOcQy1HEk5TF6i8TY/hkyrCBwYUx"
+    "1GCL4MIqPLOW6lUlo3i9js8mkeSrpyvXGredMONhejf7uFDjuxrzu3GZvoFIYaVAq83k3V6ZVmOqaevIE4lShiJI"
+    "g5WVi2MorSkqaiz1Q1NCLz1q+n4K+fBtOql9oRTRI5RSSCNBSpIhAqOz+6N/1YookHRAYXafdt9PsQSxvu9H+6pI"
+    "SSEPNEqoorlERSUqVoyJPoXFTCmUCSmsgs7usdE3hUwxz51hlLtqI4GUGpOnSpzdEG9aMxk30xkZ8BKClrQQXaJq"
+    "MMtnXbk+tbEQaaOVgqIvOh7HBx8SKvEIuvZUUtP/KskpVLL/iNQHf6clzYw5xPP9vER+Mi8Zp6QmjELrME70tdQS"
+    "5oCwalyl6NhonZlUbCfeyrF5/qTKBMPRZXUNElZ+UNGQCncH6qWSyaXF1uOg7UvOuOhFAXishmnk8XnVLamV+r4J"
+    "s79wLfli0FofrBGdCrk/xh2wnjgJyqNQsbhyQnLcTKNAxsrD4kyFP3aMliDUHFUi9AtTNApqnDNaot38KqUKfSSN"
+    "GDHuKj7HYZVffG+8WLecvf8fRDpbXbPFnQeMevUDtb+V/Fmy36hYr+Zqdlo2SZWKvi1SF2OG+SSTkhj20VWqQrU0"
+    "VycK6Hsjwkqp0/5KHnZifTDh3yfEvya2KPQvpRFwtGsJKQ6LbdWcfDIsCjNeZuRkj7ORUhRWNFaoijqf5eX7hUVh"
+    "fiKva97XWTdSEbdKg8e0kFMqQgRFjXljC8uL4xOnUpBoqiktq6uEIBimEG9OqiIQdXksLeCsqEeZpPXHjhw0GPMR"
+    "11U2sjwjiAyIpon5qlCqmgtJfINjG9Tw5kJMb0zgoLIR3l0c/QP6AvFJlqRAvM+XkWkQFQjrfRQhNqYA+fO+zZrq"
+    "gMPzMK5yhTvTiCJkjJsjSZSMIs+W/BQYZ+3HccRl/jP8Jr9XeELqK0GeyaytNpv0XftVPpX4hvar8g7Pq8xvnlBo"
+    "8r+q6i9Shxh8hVumNlS395w39xpJoVIESRWsUWfnv9/EVeDb5+fiL6qpFvdLZf7op1XZr1gpeIRVFJKeaItf0KNy"
+    "fcZv8Z5QsSwbnNHSmUx4fQGT5PYPiFJERd9V0dRKG6Fm+lvDfv59qblimJw3Rm6dlvqDvqbgCv1U7Dsjzfr95/ci"
+    "fFBF0d5IXDQ9crVxpNCM+afhs2ZOpqOYXu3bdDeyi9e7E+9mrQ9FXINEP/pvNdof2Sb40R3s+nyyQ3e3e5sbVIJs"
+    "N7jt6mwAHMDLHpZMM6iDyI6CYhNdtoxveYei1sGRqrzDYY+MeLg4inj+2yy6MA9eo8hGeTcGrW+3Nd/KGfoCVhPL"
+    "7Qn8eSruNh1TqwXarbdEoLSX/YASFdJgBl4tbG7JLc0iK+gspLzzbRJEMd3337FgdU9WhiDCQcO5L/hU218M6iF7"
+    "1PYWbaW48RZmHozC03V94elvE+OvYF98Orv02y4+dVu0uhVncvyyTJlbifr0yl0gpAnllQ+IWKtKa/s23Dms9rAl"
+    "uJ9n5WMyRAJFjuc0caFAiNGYJvtjmgQg9+M0Z8uj/csYrXQlRIPMUDPcO9oZd8sKJDlNTPReIw8Vz8/nd4SzcCOp"
+    "4UGYcQGiV0QxglD+GkcVziB8n/yJKBFNmicZncuCDMzniBYX2mtyBqqgKXgPRJylbfED3kgU4Wsj+efn3P0v5vjU"
+    "+WQzWqgp0kVhKcaAOAVCgz9k40riwodc+56OMaJ5Kko5HS1imcDxzmLjBko1p2VvUSxCHi3OYEc+Dh0SUOH94rkJ"
+    "gT9QPCX4oAR0J3FrvpPgbnWV++ZLLkTT0Tg4n+LWe0ejkjPxcHZcfJtI4v2RM9hCrUk8IYyjhe5gvz6Lcm3FpJP5"
+    "5wdIzxzWAfNpyzuacGVcUdasETmsC3+QlV73haLPkaZcdIV5YUthGh2e6wSqOlSV/Vs4LbAoVXRhrh4t04PGElZP"
+    "doPU11BeyEpMg1YBClkG4VToqPVcYK0Qc6+1u41CFhtiWtQSAXzGWIUZiGM8FCbDdSiV21sZfcaDYSErOJXZI1di"
+    "HnwhjoN4cf9ESBDzDmZ5NNAnJ1z3mpB1FsuiuNaNEy1plYDQQwr3Gbndl0pWsYqzSS+AhBZjhDiNw/Ah0bTw5Kdu"
+    "DExzqzQ3+3zPCloSrJJYoWqJIBiDUUGcNW5ZLlMiT0yZ5gsvpTBOz41QxU2ctdnENVTs9RI5jzih+gatPsAf/o7Q"
+    "toYLeIEDnjQyNLiELMtLYKSfCcdKC0QJ69Hqxj/jCNCMCc5QujtCIwP80RkFjVuvJH5hUunU9308RVxEvTohpFGj"
+    "ROM6coNWc/QG4WHmwHCc+hgmJRsgDGWcEvqYIcM1/ZmIc2IQKkGbs8R0ENgVhPKLOJUKIzylDzSJqHmTXOS7GVOC"
+    "ow2hSf6RygWR5e4NkO93zWWIDkQRmT7LDeeVWajrAjcNNGrsKCMqgDUiY+Pkpuzq/mF6bq17VJFEa7aPRssG1/7z"
+    "XNvip8IYJ2q3Mi/BrxrgJR86NqZkY4Ge7l0aYJY6Et+4jPzF8DFSfJWWPF+8KvUFyj2pSXpcgCSKNZObQxehR+H1"
+    "UlxF7yXBDPWqUq+Tf3bt6dPgJ8o7xbvzKy3P8fClmNdir4/b1bSbaNcp+6FtthPsh+yB9mKxB9pNSTvS3iR2Je31"
+    "tJ79Gu0x7que3XSh2OuNHemOUmyPsRcre/GbH1kds6vzrGfXee4777EX0B3oMXnzwC+KXWa9gvn2emWX2YuNPca+"
+    "SHugnWSfEfvYWbTX52cPfrG2L95L+8OicRvz3YdfVPYl2i2evXiEPXw5En8cI88VDhP1egUyQVJu/APt5js48Xsu"
+    "cltNfcPsrlWXUA7vxrzbSQORO/PNX8V8WFbR+zG9vOA2Ze8MCv4c2CcVLkpAGc9uYqoBj5nphxe9qCt/E+ILVn2G"
+    "tspnssbWJ5//Lc2jt7FpjsrjFikbru4I/YxXHxyqi81VbnktY2YHE1klh+qT/VK/wfuOmCel6kraRrXCW82CV6Tg"
+    "wZC3qOBZL/8HXuHqS+hd6RWvf4gF8YLlpf/VGFztT3PLy/lNTD7gxxcsgdeGn89iAZ64R7FUniMWLEXhGDweYgLu"
+    "r8CqAOekzRkVDummRgXuVShANy64XHEEQqwnnqzAvYIFHZjfgAmoxobKN5dPTySxvgCTkcLLzgdX4d5gkFNdgJr+"
+    "v7+wfY8/+81IuRbX9X2vKff7JrVNpCC8cq3Cj4lKDA0l8qLfNzC6MhfHL1iG8B7iZzOhUIGHyqMgQZCCwoJOxG4k"
+    "fj/TOXBkhrzZjQdYK7l4iyEVyzEXBkn6uNcgwH8r04BJ0UmaWEgyAcohahlGJ35DmZSsxirntc8lPoyPYLVCHM8J"
+    "jkPILzNJrMAhWrPb3Eg8rYNVHj4uB/EKCmWEobpL+CNypZvnV5GhVyEfV9P1TM72Y3jAY+AHgfPbKnRLuLUZRa7A"
+    "Z0ntsPogWvcw1LTiIpy4yE1KpmIDceavHfQlSxDiVPOqqGM4SohxbEZ7PM2Pq08yzb8R117rQPdiFFKUA3d853d5"
+    "EYc0x3AI1ypZZ9CCKxWeNc63VuMCCUZihbe/d6z6qoezqZvUBnqnkOqTqoVHKA3XUovNB3CDC196dPim4z0ZL7O4"
+    "Uyri83Em5VXi0yKXE//uLxTq4+3/EG26kasMD4l/hXg+0K8W85VeriLm6ABf1vIlUd8W/L/LiGen6z8X4wmPC07F"
+    "EaMwHtW4NzdGX8+Hwsi9Ok4zyN/JSMXVaxX+Z6cj1V2fW1svXIKi4fiE+o3Fx/AnxT8p+vgL8SnBgxqXF+BbebUv"
+    "ni/45o0OWFxL/NSFmS/OUleuVri1AAs/gOr3vRnfHBQt/RXO0SqeMM4pp09DkmeGuGMsKDFJuI3ravnL37PY8iRu"
+    "9pHkpquYfsWtOa4hLvm10gtPQetopGUGiDHQGIFqvG7wWS33TEQC9ZKQNUS99jBXmyjcEviojpI91WukhsehqnSU"
+    "2aJgMcnvxmbRUhWmVsqZLJ6pq+UMaSkU8/h/KnzDLYuvZe5cZxGeurqcT56psDmFDKqH/L9pLJ8oCBZ2435en3Xs"
+    "xKM+PiM8nf/lFgQFfIk4S+MvgjOdmzybeIRowKeUpFxcYAqjpl9F30UIRj1IPm/sD9z6FFew9hdibXBWzDUuQ+fi"
+    "Td/aIsZktF6YRquzIAM9OjATrDpXfF0gnixgZabeO6g4PPKw4q+RAfcLuvgSm0bPfoMrdXMRvZFyDn9F8yvh2AwX"
+    "x7ewLKWRYBwOzNos1LZmhEW6KlYZIFUdjkzdJxsnzLrgZk76hafcVNmg5eFrmPqDpGZzkj9GnlYuMGKCd0kwNS3C"
+    "uEJz08txPqLx6cB/Jo2L8nyd/s7FVAaPXUP8suo5hqK+qrziVOqEU9/zF4YjZbqRYvqV+j1FcxTu5jHr7Rtqshrv"
+    "M0E+lMDjxW7B8KgZrZfEk5JkksNLruKUisRoHfhMmrV8meZHRqVVXP2YXkwjFdOTA+vVB5US05z5PxIkJK5CNYXQ"
+    "KYlp63+e/LcQxy0Hvzwbx60A18/GcafCr8Hp+PlovJEfDkczrqrGnOUrTm4/saO3cwn+ZuZkvEwzQmiYYlbxYdWH"
+    "8B+DyrwI/enDWQp4FD/D4DpyhMAbVZ/oi9aDMq0qQzOZXrKDvva1RPB5c2JpaY19cxlhSiS/IAeg+wgawpjyvEOZ"
+    "ouhkIp8DYXT3tzuiC/B0nCG0cBCcrrV2CwD4isgzMeFAYN39TYWUKlJaOBDRjI5rXYCuE0hzW5Bda7dQUvAwKp4D"
+    "2x3E7qy/i7NVheJWyD33jlsrJCQej4D3aB9hlK+LDYX98HvgBryfz8RU43mYsBWGz6dbKcJDMgfE63ydYl3rJEJ0"
+    "elaoJIJ5pJHf2yUYn14kRvUB8ir0C2KF8YLoyhifIPlJaLQu9hsdIM+YDkr6QPlyPVMKxqOEMRk3gUn6ExpEhaMZ"
+    "JicVS1gnoWkUacih9OY+FtTGLhIxMkKM9KXUq2Ri1HtCTykxOm6EXm+U5elwAYDlAPjFzRSjNfJG3exNuDj5tPsO"
+    "sxk8mewjvU0KgNXN2KIkE/hatF7kCY+lGpQKOPdmto6Rc0WlQhaONb5aUR/IMjmysJA1pRPirUSTi+glrDHDEhVq"
+    "PGMppFOh5iSbyC9WcyOUQiQlKtYP/7ORCe+jRQMzACO9uDaxHecAhme8TGzx9nMAB0xcI9ksQKVpNFEOgLrxCubX"
+    "6TpdH0yI53CRPnxE9WUGSqMc1wE7Tw8o0vjbTxBMHp8Yn6gfVq5gil9mgxvtaTNe1IA8gT1gtA6nWCRKS8bnKZcl"
+    "sLOorDPWLk9QK/DUzK2ZgiklatuZ5eaN8Sr6MgbZ3ypamqJpjvtAoVTNkSh3sJ94GTNspnPa0/cTHFQmiSLvLk45"
+    "aVZ1Xwqh0k06Ucf7Msat6Mjy8WLzDjLIn3eSv9jlEJrciBtXKUVMHOyuY7TKAdPCUpdRGO7AHaJk9NlSbNMcpaTb"
+    "5RSWdeVtm1QY++iApEJaVRea/FtV0w84q6ZUSpsO0VP8tMsmxj2bzTG81holFbn9TIPGL8YezQP7gaxYlHCdnYWy"
+    "WN4HZfEHIqUsZdWQ//4dySrPbGH/atHMqMWKptBL9+Uuyp/uy10UBXxyQNZieqvzXHfYPc5dvKAzXsbLvFix4xTG"
+    "/p1LO9tau7t6e7qXQ6+L438nsExPVtH+wzp7erp7OpaiZxTzoyRQNmIbgxRer1A/S3JdAUNOYpK3ERuplEvGOXsc"
+    "Xa4ODJhnlGWUPK8WZWAp+cbFCdQlkgpUIX1uCBKHIJuiMMqISlyoisQwEcA3KoJ7ROsIuQiNMJ7voK7swDT0pJQx"
+    "auXGjG4Un/Vuea+0EQ2l6RLDZ2mVbVmxo/0blRV/wzplDK/hoJtyluClWxSm5rbW9lM72g4+qau7p/3E5R3YrOrh"
+    "IYa6KJTU2SURX1L3OfwU7hZfofeIM3/j+tGvJsRMGBJ1CB0K5rt+dOmgCAULXWxYWjJamhxmEDRMHYiBJZD6O6Ng"
+    "scChYBZ8CzjY+/Ck3hYJUzAYoydgzs6xsHoEY3aNhc02Rw0Aw8a7yoOlG9SAeD2uA4Yuyo4qzBh5qwk1a0r4QfkE"
+    "Ujgh8joYrpQ2ON4MrE04UbnPV6gFTNYejhJZphSDnWFpeSji/v1oWh1iA/C0ciSj30u1lY/0w2oXMr1BpxTiqWEQ"
+    "BxL4/WOoGWPYiiI5Q+dAt1VB5CI26SHY20iUaeIehx1P3A4C504VYvw/Dwo3B5cNxOG2NKQH4nA2W/jxlMIsZ6yZ"
+    "6Cv9uDJDqsdz0JxN7QKac8b2Kiaed+DcK0oPBOcsNivvFP8rRfqMS13h4Uo+RzfXl+JKDomhHyCVfoQyzGeVPgGN"
+    "UWS5vTDajrqkuC/GU1eZRWLOzIsirtn3cfYexllGIxdpVSveNjTW+vyfOCa/8mx2KMX5hYZyp+cinlw90TlBxstc"
+    "Z484oU7X9Q4JTb6pXOLizaDkQTs+Mf74orBobfGsJ2/IesubvsM9831RtdEqmfH5vNbfpyIv1Hpye9dJHae2vffk"
+    "jq421+DLupcv7ViKF/WczHEIi+nX7KVM+VssOOSA37vOledyNrvMlZN7NVf+ItG4nWx5MeKidny70RrsXylj3oJL"
+    "sxPtBs+cmWffxTlzQ/mHZM3TzSJijIiJqbh2v9e7Qk8PY1IFuN3L3Jrcly7/+6TLXx5ghXeRNn+BtduYx1PaV6zo"
+    "WIqzIqc0zRnIKs7iQpZLIvLC/848r4w55MNZ5Kg2JsrfksoYhA4HdD7LlYH3+6yxqubNWzg767fCkZf2+S2RgX7r"
+    "LnfzaXzwcjeKT9sd/5UbZeVb3dQKZyj9Dn+wrypfzYTMsMkou17KplI+7qFid/xVYjtu6gW2Dmq4+d3/0dGzJPLm"
+    "v9X/NPVX/yCfsoP6q2Bf9dW+6iu/NEcciGnnR2J6nxd51xZdDfUehx94aOvACHuzNydzAPzc5bj8aASAv514W/on"
+    "pvwdYm27S4uo9qY9bA+qjeh/I8X2pzsdnqW9AeG2v5O2+ZcLtr9ALFY/N/7HSSyEYJgIXiO3GJyOURyLSbARfUgj"
+    "7u5J+8gbsOcZRgZ2LE7kJcZ8zeci/XwQxezLhSHzWO54JLP3he8DzO6QPnDBfEICBa1cUkv7IuIz5Zo1Lsq4mePM"
+    "TCAJ+PlSxngM73VzInSYqUi/aQlptPaaHTR3jZttfyXvlM/w6hAnSQe+KNtYc0//vaz5x/EVwULEt7AR+4FyAgVt"
+    "GHe8SpxQxfpgLN+QjU/vPYNPnr03TX72Lvau0S/Uwqc8ZeEdsXGtq0txx7TZCFC15hJYYMm2Cay4yhQXSoz5dHlT"
+    "cLUbxRvYl8tSLiEWfCoY5E1+p3QOBRroVJ69nOr2mrqnAy/pzzb36d1Eg74oMu7W9IzP59U+sefpi2/p0FSxukzq"
+    "0C3ZhPqVBXb1X9UV+qk1TW9UD3J6R3f2Lu/IRv5/03vIFR5qW/eEKxyFzQO5wrqPKRz91Nhe7L+dPfJWxqrazigd"
+    "xBU2u1w4jn4rTGJM/BdhEo8b+XxFlkT8x+wKuOfd6J28d5iTu9sc4scEtSmN73qZTckBxGGXdwjx93Ig7zRteC8s"
+    "CgaShnWO+T90i+0WYXgAWLIrsvB/DV0XLFqxog8cefmfyESa7cEj2zOZ3Gcg/w4G8qGBUgv7rORWKzkxG4s7C6mh"
+    "+m2kxqP7rOS720rObT/1ZJQOrfafgXqkXIH62aW7LPuf27Gs/bTlvVvrRdpau5d2tC3o7uzqRd7NxNUG3zN4oJg/"
+    "iHORfiVSxEm9UIvLL1Op5+jEFo4IvvS3SA9n1c9a3qie27Gip2NJe2/HUgQPC9aHOMsVq6xP88E8c5fhY3dNxtzO"
+    "9iU9na7683FurXB2RSlXkr4xeVFhymvUjxKT+4tSzqLvqtyoqaQ1KkQZxk/6DTZdPgNpKFWBQ5BGV+5/s7wHafj4"
+    "j/49pzCNj6MbcUN8AAl9aK5cRHN/IWdiBchR1DrjESHvN3KHzyp8gaHFT0WuFRT6gpakhCopsXlIYWQwidMQ4/6u"
+    "2KM04uXJ+JktdSY2IhxU6vF8RjYIXlamU7XhT78l4iQqeBSTtctkGTzGMQKXEOV5U9VwtCGO4biIMkdNiMoyVpKu"
+    "JuMML3W+9BdgvGrwnzYqvHhNZ0su7tHGlVyc69Ljrtxio6uRnscPcybmw8rJvJ1cwDRKPaWPFVeh0AaFj/EV8pP4"
+    "EE/FecIzXXnEOoeZ5ONIXKdwpnMdR2IOnhWW4PcNyR8fi6je4Q7Na3R6AV/PVjmcMTNb4KBMELGPzqyc8UCOY/S6"
+    "4ZPGO0UoB5zS/f5OXMI6V9Bju6Fx3izE8SOiGMeZFJ9zBSrXE5lQy7eJZ129tsU0RW0j2Z+sg3Xzy6FbgTg7aWIx"
+    "ZnWM8iHMN1nnZ+AWYjE6NMREDrGQxrj6q6iw3fTNPQ+ucDBkKld37hafMbaIRRJJvCB8REkBJ0DjJxZx/Nh95rcv"
+    "e/iOG/mMMwmxh2bIEhRCgiLewlrpdqVAcpQIVwtnxgxLfIofd/hlVNUtCGhhJC5BFEjo7FUsajnA+KKUVRGGKPaX"
+    "jGlcLmNp+Q2uGFRpHTVkW2v3KSu6uzq6ehFmW/QHs7CFuPFuhceeVZlXlL41pn5/bktb9uOHdS/tXNbZ0QO+8qyv"
+    "B+9r27/91A6MumI+fkqk1UuX+niPi2vkNEpYlK9cw4gf4boPO89QBM1bKEovRFosYrjPtWvge7BWZApmRDM2Txj/"
+    "FaUxyJ5sQU/HqR1dve29nd1dOHLtgfw+lSNKnKNZxPGx0ShAAgHzaBjAoMjhnFF/+dCsiIqPXP/MkFIk8VMv6pZb"
+    "zvFdZ9zLbEeg1HVEVK59C2viAQ9gUbxR63haQR1I8G7KzIRiST7KmMAxR7cc4JYGopSK0Q921uQf7u3oWtqxtG1B"
+    "55Le7pN62lec3LkE67ie/8TDuF4tjaWYQpIj7IrccC6YXJ4Mo+FMZYu9ezhgQCvzGt/ykE4r0Ej8JxwRV1P80Izy"
+    "qxhXkrAj49mGXuwnP8eV8pqfa+MejP46canmHz3cpfCidtI7x+J5B95+Mx9TnJzP+QpzcU49RuuTcro9L8bwgL9V"
+    "pueVLxMXpPndWCQU9W2L6wS9/JOSRyw2evj1WnKdjSR6HnqKvM3ih54c5Hq145SO7Gz4tF/zvto4H9UrfDERlF7A"
+    "n9OP2AfjRMbmhCVsmTZ5NgaOKUpxaeC43dDVkpPuSTZaT5XoSJjIT7LUgKGpTjdMneRAtEBRfCsVLt88UMrHVZ25"
+    "qN4J+ugSgyEMBClVhG8dTBrHIP6BCiLjkaKO+Qg4qE7agaMUptwx82LbkfkxyJK1FYoKPWG/5I9SBZHoj7a+ZdjP"
+    "QYjGa4kLFC0lGWbFf8ioztAR2a3OCLeyECw9z11zvJmM+UF8xDZyQHTGQ9WUSFkUDiVYl+9WWHqc4/XERzRlme9S"
+    "KkqldNwV3TLJ+ii/+9dd8BNMhcp4i8TIOqMWO7EgRZuTC5KINR8LlPWsFxrrLd4qHaRzVHofqiHLV/BCNUWoJvfx"
+    "6hPuW4ljmkOlfFbYmFRrepMZUesTzQFNUs0wjRLGkHCMEePWjmZHtXVJJsQwXxynJDQlfkuaDhpXtTPXUF9misOi"
+    "C5PyV1E0TTm6AlPb0BVqjx+WoyFN9VJcpJc6qgIX2Wb+/mmqSfanUjhWI6yWI8QEj7MwHckVlYrW1psctIax0jhH"
+    "BKUxxCu9ZhdtOQYHQ+2xlKPcAIq5oQGxUs3xA+SL0uIPYC9M172uAF5ZbxsGw0AA+BxTk0rb4mER8OuiO72OW2WM"
+    "HOyboAwiMhjRTeq9WUrUWaxQLekyXWcrzYiwksN1ovEKivVypIZYbLdJDTwoCFrySVOjykzZyMm6QMZmNY9ChyHN"
+    "qhnuxex+qkLKTMZXcW9BRGzwG+LWGxGUBNzMKjYoCNMmCOrrg6JYUJyn1cjywmIL7pfytKMUIN4StadKlvrW1hnY"
+    "vGAYJTbBwgW3TLEglsdyRW24VRwp9MZSEnbodI7Gd0R9iG8lPoBM5aqQyfrJTmSBhQ6yqGp2KFgWvxYV2Os5lnSi"
+    "C1I2fHwQAdkx68ULGt0hAnrWK6goU5EIgy2+i2Od61p6VLxfY8mVWHuKYu2BvjQEiqocYb1H7Vt4VGMSkCAxz7fv"
+    "jdZXi2uT1gs4IgmasEJVZyJQ4tCcBJO1XkSZ0NEC07feaG1fZL4om2RdQFV8DFLjEmv9ZV3UMUefODExSJMpLspu"
+    "iigUtHoBrVfpI2z2k6Glx4hMMXUTjzMRmcJMjsVnq6TeLSqFs+9PVr3KLLUu3bY9at1HC+IF8WNs6ae4+6mG23SO"
+    "iee9EFRly03ZFHpiNTc6joW2BptVubaPsVJCjY0DdKIGMS4kaGn1oa3m57zW+e95gHucu5jI82UAJzC8eRAn8Ef+"
+    "DgmByaB++5TAZauCHdM4+l1u1vfjjawUh/epPZficPcXwAmP7A4RwVmrAL6ErMJ0MMoLj9oeGYERUhK9doSErWdx"
+    "pAQdGf4AR759eQ5VEdES3po8R5aQYLWMzJIRTI6KoKdsR5bjXI1vsmarKofpdKocijtR5SCaclwCwfC3oMzxR+HP"
+    "9B6KcxBBlhigBtECmOukpKd0a18sLC7y3UoROLJvP8nfuZ7ahijgD6IJ/IUI1V4S65AdSXXEeGOfWMeVWvctmN+2"
+    "XMeWm1siKsC8jg+3ze08qbMXXov1TZlZ/5qKfh88d2Hb/p1d7T0faTtiRUdPe293D9TzbRT7vwruzaN7hrzLP7Xx"
+    "4LkRu6qz67QO/Kc7YkaDEcfAnX0IUzevN8fT1f30Amrp4+kGTUN4ugfrDvpimS9IT5Olyf2i1cyY/HKdZegewpV0"
+    "bw8MiiVwdjVLy5VYdBVDiLkCp/7jZrij5vqpwdRcsVm1g5QSa10YM8CXRscWX3T2czum5ypHRUradI6gK+74ys8R"
+    "dMWmB1B0+95ztsOdO6LCjnf2yhF0xYaDKLoKOiLpelYcTTdJW781PC52oTE9p/5QgxJ6Noslass6XcA8Z0+mHuwd"
+    "tttkXREbJLch7BbZolgfYXeh45+LrRWG3lbSbiys7wuCR5TrmayQ0LMJBFltoPnK5gXxU+OTA6tasrTdtHCkuUjv"
+    "ThVuiuNYgIosCypSDcrLMUrE5BglqT7e7kuFT9MLtlJ2UyXbUnZXackkGRF2xeP7tk/XLS9s1pY9I7Jk3UkaBRPi"
+    "B4TWK1Fgi9TFK9TsZOhVOZquWK9YzYtIujocQtJ1dVfebhJ1dSqdctF2jQt2C3KzKjx2R6TdTxNnuiA3heqhzN2t"
+    "Ye5e4u6KaNRk+buVmSH83cB6I5TmAAbvsBBBTXVRo+PvHlidstN9JEp9602k1SqoE9i5WjEeMXiHD+LvTjPWG8Tg"
+    "pXXTL2L5eeIpHRvK4vUTrDzEWK2qDiBc6LqfBCVm2GyFmB05xY9CVUlq63l3cVrHwUUDWbxB3AWoY9zr8pkBgoNV"
+    "jsObcgFpE4OULR3K4g2CXEDqZKT7wtEsi1cnwkVDeLzpojAXiE7tC0K9w10QKjo2yaq4tVk+r7KbhjB6Gds9Rq/i"
+    "ozV2td7WYag94TrJuJV6oMMJtkf7VQmxGvdLVd7Ux1TDY2x8cFvab8xrOFTb6/e8buaOMrt6J7Hi6stGP+f80sLe"
+    "9p5e3LRj4YgzXKC1Y92Ig5zUcmNWaDlFf4jUcqQXUZRFbEr6RJcbpuVEl1OpfyrRZW/adlCWop3ILue9fcWHARLM"
+    "dVm1h1HbCjAfheMHKzBvq/DwtniHO/ASu5B2uF73yzpovQtZh3SVHJGTdUjvSOG5AmlN26/xXDxE4Vkk9CU+2Hv0"
+    "VG4HILF7LvKQE3reiyIPO9SAjlxE3chy69yDx7T5x4lA926VcHibKtCjB2tAb1evYZAI9LZ6DQb7Z9Xfdw9keGbP"
+    "1Rr6AITtSDRsFzaY3urvDZmGnUlMH7y0oz9LUrT6BDoFvgf9+ybMfuOLXHk73WD/zG+JRH8bHbhGnb2WOz7gId2d"
+    "Xf2CDzx3Nud3n9S5pH152xE9Szt62g748JKOFVFmyd9YoT+mny8SwctXS4RS97OrcJ1pz/mM4fseybKzR7LkqOPZ"
+    "YiFR/wefy0LV/1yW+zhn30NZdlpQ+ZHIG5+yzZNZtlc/FJUO++qdb5936vEssmovPp7F7u2HsxQ5Gz1YTmHbWqJ+"
+    "EYVV4V59TssqmXFHXu1h7b0n4zw6ucHqnPBOVnDwR0YEZRT5rJbzJqJcYlBIIKmKdEzPcet+ap0/IKZTEbZCoxLE"
+    "3JJICJq62iloJ9eIU+E5DlVlLu0f8zYoxq12UTiVTkYqIDHfcKqTyVFWNsuslfKG6hMp/LqTAbzGiRRW5nR0BgoV"
+    "fjZ8C7yBlU17AXV/oiA4vLtrycntPe1Lejt6BpZh5W9+RVWfr/n6G2qP/i9o7+3t6OlqW/iRrt72D6OiNhl6rpvL"
+    "1DCvj9qmI6nJElTj0pklQVLyaW+TR8xV/Iuu+l2wUp9+hhJdmsJ5axVXSf8h33tyZ29H28IV7Us6YKzOx1J8ehZL"
+    "eeRp3dl6j7bD2ns+gMSwNw9/lnvuzeMz/Qw/VYGHlUrI1euU2uAG83E8qn2pc+pQK4/PZjGP6jips7urfXnbwV3u"
+    "nQiefOaXfmZhR1dvR9eSjrajO3pO6exqX47FtYgjjYdDXEi5gxgtLxIzIjLzdcKnE7zYg+YqD5vIK8gxMLhb+JSo"
+    "axhltSvlHnIOr/VRQitfycjtggSKebPCq78hzhf+0vnC14XHsA2XkhdSLqCTV73+Wuesp0O5ahB3DXPwQhFfs5FQ"
+    "Kk9Tp8sZzmKmuZjkcqeSehr/IjTJTv6NssoNlVfI9/JaxTsMD+H6ixkJoTKG9ZpfFqxeR/x6OhZ2L+ttm9vd64rr"
+    "hnXyW8RlgipMRCE2Ck5807meMx4TkIByGplX0BVwPUbeXozrHvE4fgfb6jzcJixDX0O2LTita0nvadkynd7aCPGN"
+    "UeFeDwHO0JiKeUgi28Qh8TtykqEfqeO+YHkToc3XhRd5/lYNXIV6JRzQ2hTX2nrm0NZ2kkBuAXyT4iu/iaRtf0md"
+    "a/FLKBdSTkd6a5NPFar17L/CORDcHaAFq61Trv2aS32YueZY9Q0/q1m7YkBX6GxHSJzPiFJDu0LzSiVj4PRpeWOo"
+    "/7Ym2yMSuh75ktD1yLPT1aIuVz61tK0/2kV65cnZIPf8O7IzKsutFXlsjR4a3NZFgW1/dTu+sO/JK/uevLKP+/8O"
+    "P3mlbJ8SwL/g41fOT0diXce093RmA46FHcs7lrhwQa9pEeL576rU86smPsfFAzOb1+9OZjOSodmX2dyX2XzXZTZd"
+    "6cU/Prf5Gfe4jAiitl4uvVk70Gh8Yl+ec1+ec1+e863lORf3Jzq/uotE5yCVtP+biU4kBic6Ee5LdO4o0blL/fp/"
+    "XKJzgCP5j0EOJEp6Tt7R8233pT33pT3fLWnP/w9SUsaQ"
+)
+# unicode tables: end
 
 
 # This block belongs at the very end of agenttool.py.  Run as a script or with -m, the file is

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -436,3 +437,105 @@ class TestOneMeaningAcrossVersions(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+NODE = shutil.which("node")
+ROOT = os.path.dirname(os.path.abspath(__file__))
+# Code points whose \p{..} verdicts differ between the Unicode versions Pythons 3.9 to 3.13 carry
+# (13.0 to 15.1) and the pinned one, with what node (Unicode 17.0) says; the same everywhere.
+PINNED_VERDICTS = [
+    ("^\\p{L}$", 0x0870, True),  # ARABIC LETTER ALEF WITH ATTACHED FATHA, Unicode 14.0
+    ("^\\p{L}$", 0x11F04, True),  # KAWI LETTER A, Unicode 15.0
+    ("^\\p{Lo}$", 0x2EBF0, True),  # CJK Extension I, Unicode 15.1
+    ("^\\p{L}$", 0x16100, True),  # GURUNG KHEMA LETTER A, Unicode 16.0
+    ("^\\p{So}$", 0x1CC00, True),  # UP-POINTING GO-KART, Unicode 16.0
+    ("^\\p{Cn}$", 0x16100, False),
+    ("^\\p{Assigned}$", 0x11F04, True),
+    ("^\\p{Emoji}$", 0x1FAE8, True),  # SHAKING FACE, Unicode 15.0
+    ("^\\p{ID_Start}$", 0x16100, True),
+    ("^\\p{Emoji}$", 0x41, False),
+]
+
+
+def node(*args: str) -> str:
+    """What node prints for ``args``, run in the repository."""
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, *args], capture_output=True, text=True, check=True, timeout=120, cwd=ROOT
+    )
+    return done.stdout
+
+
+def verdict(pattern: str, cp: int) -> bool:
+    try:
+        at.validator({"type": "string", "pattern": pattern}).validate(chr(cp))
+    except at.ValidationError:
+        return False
+    return True
+
+
+class TestPinnedUnicode(unittest.TestCase):
+    """\\p{..} reads the Unicode tables agenttool.py carries, not this Python's unicodedata."""
+
+    def test_the_same_code_points_give_the_same_verdicts_on_every_python(self) -> None:
+        for pattern, cp, expected in PINNED_VERDICTS:
+            with self.subTest(pattern=pattern, code_point=hex(cp)):
+                self.assertEqual(verdict(pattern, cp), expected)
+
+    def test_binary_properties_and_their_short_names(self) -> None:
+        for long, short in (("Alphabetic", "Alpha"), ("Emoji_Presentation", "EPres")):
+            self.assertEqual(at._property_ranges(long), at._property_ranges(short))
+        self.assertTrue(verdict("^\\p{ExtPict}\\p{EComp}?$", 0x1F600))
+        self.assertTrue(verdict("^\\P{Emoji}$", 0x61))
+        self.assertTrue(verdict("^\\p{AHex}$", ord("f")))
+        with self.assertRaisesRegex(at.SchemaError, "not a valid regex"):
+            at.validator({"pattern": "\\p{Emojis}"})
+
+    def skip_unless_node_is_pinned(self) -> None:
+        version = node("-p", "process.versions.unicode").strip()
+        if version != at._UNICODE_VERSION:
+            self.skipTest(f"node carries Unicode {version}, the tables {at._UNICODE_VERSION}")
+
+    @needs(NODE is not None, "node is not installed")
+    def test_the_tables_are_what_the_generator_prints_from_node(self) -> None:
+        self.skip_unless_node_is_pinned()
+        printed = node("testdata/unicode_tables.js")
+        with open(os.path.join(ROOT, "agenttool.py"), encoding="utf-8") as f:
+            source = f.read()
+        block = source.split("# unicode tables: begin\n")[1].split("# unicode tables: end\n")[0]
+        self.assertEqual(block, printed)
+
+    @needs(NODE is not None, "node is not installed")
+    def test_every_sampled_code_point_has_node_s_verdict(self) -> None:
+        import random
+
+        rng = random.Random(17)
+        cps = sorted(
+            {rng.randrange(0x110000) for _ in range(3000)} | {c for _, c, _ in PINNED_VERDICTS}
+        )
+        cps = [c for c in cps if not 0xD800 <= c <= 0xDFFF]
+        props = [
+            "L",
+            "Lu",
+            "Nd",
+            "P",
+            "S",
+            "Cn",
+            "Co",
+            "Mn",
+            "Emoji",
+            "Alphabetic",
+            "ID_Continue",
+            "Math",
+        ]
+        script = (
+            "const cps = JSON.parse(process.argv[1]), props = JSON.parse(process.argv[2]);"
+            "console.log(JSON.stringify(props.map(p => cps.map(c =>"
+            " new RegExp(`^\\\\p{${p}}$`, 'u').test(String.fromCodePoint(c))))));"
+        )
+        self.skip_unless_node_is_pinned()
+        answers_of = json.loads(node("-e", script, json.dumps(cps), json.dumps(props)))
+        for prop, answers in zip(props, answers_of):
+            ours = [verdict(f"^\\p{{{prop}}}$", c) for c in cps]
+            wrong = [hex(c) for c, a, b in zip(cps, answers, ours) if a != b]
+            self.assertEqual(wrong, [], prop)
