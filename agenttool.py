@@ -4624,7 +4624,8 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   Accepted by ECMA but refused here, saying so: \p{Script=..} and \p{Script_Extensions=..}
 #   (their tables would double this file's Unicode data), a variable-width lookbehind, a
 #   backreference to a group inside a repeat (ECMA clears the group each time round, re keeps
-#   it), a pattern that expands past 2,000 NFA states and that re cannot run safely.
+#   it), a pattern that expands past 2,000 NFA states and that re cannot run safely (a plain
+#   string, however long, runs on re: its search for one is KMP, linear).
 # - Time: every accepted pattern runs in time linear in the string.  Python's re runs a pattern
 #   when backtracking cannot multiply: it is unambiguous (from any point, at most one way
 #   through the pattern consumes the next character) and anchored by a leading ^ or short, or
@@ -5493,6 +5494,17 @@ def _starts_anchored(node: _Node) -> bool:
     return node == ("assert", "^") or (node[0] == "seq" and node[1][:1] == [("assert", "^")])
 
 
+def _literal(node: _Node) -> bool:
+    """True for a plain string, perhaps ending in ``$``: re's search finds it with a failure
+    table (KMP), linear in the text however long the string."""
+    items = list(node[1]) if node[0] == "seq" else [node]
+    if items and items[-1] == ("assert", "$"):
+        items.pop()
+    return bool(items) and all(
+        n[0] == "char" and len(n[1]) == 1 and n[1][0][0] == n[1][0][1] for n in items
+    )
+
+
 def _re_safe(node: _Node) -> bool:
     """True when Python's re, backtracking, runs ``node`` in time linear in the string.
 
@@ -5503,7 +5515,7 @@ def _re_safe(node: _Node) -> bool:
     groups = {n[1]: n[2] for n in _walk(node) if n[0] == "group"}
     looks, rest = _leading_lookaheads(node)
     anchored = _starts_anchored(rest)
-    if not anchored and _max_length(node, dict(groups)) > _BOUNDED_LENGTH:
+    if not anchored and _max_length(node, dict(groups)) > _BOUNDED_LENGTH and not _literal(node):
         return False
     for look in _walk(rest):
         if look[0] == "look" and _max_length(look[2], dict(groups)) > _BOUNDED_LENGTH:

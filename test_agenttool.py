@@ -8577,6 +8577,14 @@ class TestEcmaDialect(unittest.TestCase):
         with self.assertRaisesRegex(at.SchemaError, "re cannot run"):
             at.validator({"pattern": "(?<=a+)b"})
 
+    def test_a_long_literal_is_no_longer_too_large(self) -> None:
+        long = "x-api-" * 500  # 3,000 characters: past the NFA's 2,000 states
+        self.assertTrue(self.matches(long, "<" + long + ">"))
+        self.assertFalse(self.matches(long + "$", long + "!"))
+        self.assertTrue(self.matches("^" + long + "$", long))
+        with self.assertRaisesRegex(at.SchemaError, "more than 2000 NFA states"):
+            at.validator({"pattern": "[ab]" * 2500})  # a class each: not a literal
+
     def test_deep_nesting_is_a_schema_error_not_a_crash(self) -> None:
         with self.assertRaisesRegex(at.SchemaError, "nested more than 100 deep"):
             at.validator({"pattern": "(" * 5000 + "a" + ")" * 5000})
@@ -8609,6 +8617,8 @@ HOSTILE_PATTERNS = [  # (pattern, head, unit, times, tail): refused
     ("^(?=(a+)+$)", "", "a", 30, "!"),  # the blow-up inside a lookahead
     ("^(?!(\\w+\\s?)*$)b", "", "a", 30, "!"),
     ("^(\\s*\\w+\\s*,?)*$", "", "a,", 150_000, "!"),
+    ("a" * 2000, "", "a" * 1999 + "b", 500, ""),  # long literals: no 2,000-state limit
+    ("ab" * 1000 + "$", "", "ab" * 999 + "aa", 500, ""),
 ]
 
 
