@@ -5559,6 +5559,9 @@ class _LinearSearch:
         self.tables: dict[Any, list[dict[int, int]]] = {}  # per context, per byte of states
         self.singles: dict[Any, list[int]] = {}  # per context, per state (-1: not yet)
         self.known: dict[tuple[int, bool, bool], dict[Any, Any]] = {}
+        self.resets = 0  # times the DFA was full and started over: it is exploding
+        self.steps: dict[int, Any] = {}  # per class: see _bitwise
+        self.of_char: dict[str, Any] = {}  # the same, per character seen
         self.initial = self.state(self.start, False, True)
 
     def state(self, pending: int, prev_word: bool, at_start: bool) -> dict[Any, Any]:
@@ -5566,6 +5569,7 @@ class _LinearSearch:
         found = self.known.get(key)
         if found is None:
             if len(self.known) >= self._MAX_STATES:  # start over; a search under way keeps its own
+                self.resets += 1
                 first = self.initial[-1]
                 self.known = {first: {-1: first}}
                 self.initial = self.known[first]
@@ -5663,22 +5667,88 @@ class _LinearSearch:
 
     def __call__(self, text: str) -> bool | None:
         state = self.initial
-        for ch in text:
+        resets = self.resets
+        chars = iter(text)
+        for ch in chars:
             try:
                 nxt = state[ch]
             except KeyError:
+                pending, prev_word, at_start = state[-1]
+                if self.resets > resets + 1 and not at_start:  # the DFA explodes: stop building it
+                    return self._bitwise(ch, chars, pending, prev_word)
                 nxt = self.move(state, ch)
             if nxt is True:
                 return True
             if nxt is False:
                 return None
             state = nxt
+        pending, prev_word, at_start = state[-1]
         final = state.get(-2)
         if final is None:
-            pending, prev_word, at_start = state[-1]
-            live = self.spread(pending, (at_start, True, prev_word, False))
-            final = state[-2] = bool(live & self.match)
+            final = state[-2] = self._matches_at_end(pending, prev_word, at_start)
         return True if final else None
+
+    def _matches_at_end(self, pending: int, prev_word: bool, at_start: bool) -> bool:
+        return bool(self.spread(pending, (at_start, True, prev_word, False)) & self.match)
+
+    def _bitwise(
+        self, first: str, chars: Iterator[str], pending: int, prev_word: bool
+    ) -> bool | None:
+        """The rest of a search whose DFA explodes (``^(a|b)*a(a|b){20}$``), without DFA states:
+        each character costs a table lookup per byte of the pending set, where a table entry is
+        the union, over that byte's states, of the states after taking a character of one
+        class (with a flag bit above them all when a match was reachable before it): at most
+        256 entries a byte, so memory stays bounded however long the text."""
+        import itertools
+        from bisect import bisect_right
+
+        flag = 1 << len(self.nfa.kind)
+        width, start, anchored = self.width, self.start, self.anchored
+        of_char = self.of_char
+        for ch in itertools.chain((first,), chars):
+            known = of_char.get(ch)
+            if known is None:
+                k = bisect_right(self.bounds, ord(ch)) - 1
+                word = self.words and _contains(_WORD, self.bounds[k])
+                known = self.steps.get(k)
+                if known is None:  # per previous character not a word one, and a word one
+                    tables: tuple[list[dict[int, int]], ...] = tuple(
+                        [{} for _ in range(width)] for _ in range(2)
+                    )
+                    known = self.steps[k] = (k, word, tables)
+                if len(of_char) < 4096:
+                    of_char[ch] = known
+            k, word, tables = known
+            table = tables[prev_word]
+            nxt = 0
+            for at, byte in enumerate(pending.to_bytes(width, "little")):
+                if byte:
+                    union = table[at].get(byte)
+                    if union is None:
+                        union = table[at][byte] = self._step_union(at * 8, byte, k, prev_word, word)
+                    nxt |= union
+            if nxt & flag:
+                return True
+            if not anchored:
+                nxt |= start
+            if not nxt:
+                return None
+            pending, prev_word = nxt, word
+        return True if self._matches_at_end(pending, prev_word, False) else None
+
+    def _step_union(self, base: int, bits: int, k: int, prev_word: bool, word: bool) -> int:
+        """For the states of ``bits`` (``base`` up): where taking class ``k`` leads, mid-text."""
+        takes = self.takes.get(k)
+        if takes is None:
+            code = self.bounds[k]
+            takes = self.takes[k] = sum(
+                1 << s
+                for s, kind in enumerate(self.nfa.kind)
+                if kind == "char" and _contains(self.nfa.arg[s], code)
+            )
+        live = self.spread(bits << base, (False, False, prev_word, word))
+        out = self.spread(live & takes, None)
+        return out | (1 << len(self.nfa.kind)) if live & self.match else out
 
 
 def _linear_search(node: _Node) -> Callable[[str], Any]:

@@ -8487,6 +8487,29 @@ class TestEcmaRegexTable(unittest.TestCase):
                 checked += 1
         self.assertGreater(checked, 200)
 
+    def test_the_linear_matcher_agrees_with_node_when_its_dfa_explodes(self) -> None:
+        """With room for two DFA states, every search leaves the DFA for the bitwise matcher
+        (what a pattern like ^(a|b)*a(a|b){20}$ does on a long text)."""
+        table = ecma_table()
+        checked = 0
+        full = at._LinearSearch._MAX_STATES
+        at._LinearSearch._MAX_STATES = 2
+        try:
+            for row in table["rows"]:
+                pattern = row["pattern"]
+                if not row["valid"] or pattern in UNTRANSLATED:
+                    continue
+                try:
+                    search = at._linear_search(at._EcmaParser(pattern).parse())
+                except at._Unsupported:
+                    continue
+                with self.subTest(pattern=pattern):
+                    node_agrees(self, pattern, search, table["strings"], row["matches"])
+                    checked += 1
+        finally:
+            at._LinearSearch._MAX_STATES = full
+        self.assertGreater(checked, 200)
+
     def test_every_pattern_is_refused_the_same_way_for_a_key(self) -> None:
         for row in ecma_table()["rows"]:
             if not row["valid"]:

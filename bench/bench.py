@@ -1530,10 +1530,50 @@ def bench_mcp_http(at: Any, args: argparse.Namespace) -> None:
     )
 
 
+def bench_patterns(at: Any, args: argparse.Namespace) -> None:
+    """Patterns whose DFA explodes, on a megabyte: against pydantic-core's Rust engine."""
+    size = 1_000_000
+    heading(
+        "7. Patterns whose DFA explodes, on one 1 MB string",
+        "A string schema with the pattern, validating one random 1 MB string (fixed seed), "
+        "against pydantic-core's str_schema(pattern=..., regex_engine='rust-regex'). "
+        "One call each, best of 3; the target is within 3x.",
+    )
+    import random
+
+    try:
+        from pydantic_core import SchemaValidator, core_schema
+    except ImportError as exc:
+        unavailable("patterns", f"pydantic-core: {exc}")
+        return
+    rng = random.Random(1)
+    rows = []
+    for pattern, alphabet in (("^(a|b)*a(a|b){20}$", "ab"), ("^[\\s\\S]*x[\\s\\S]{30}$", "xy")):
+        text = "".join(rng.choice(alphabet) for _ in range(size))
+        ours = at.validator({"type": "string", "pattern": pattern})
+        theirs = SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
+
+        def run(check: Callable[[str], Any], text: str = text) -> float:
+            best = float("inf")
+            for _ in range(3):
+                t = time.perf_counter_ns()
+                try:
+                    check(text)
+                except Exception:  # noqa: BLE001, S110 - a refusal is an answer too
+                    pass
+                best = min(best, time.perf_counter_ns() - t)
+            return best
+
+        a, b = run(ours.validate), run(theirs.validate_python)
+        rows.append([pattern, fmt_ns(a), fmt_ns(b), fmt_ratio(a / b)])
+        target(f"{pattern} on 1 MB within 3x of pydantic-core", a <= 3 * b, fmt_ratio(a / b))
+    table(["pattern", "agenttool", "pydantic-core", "ratio"], rows)
+
+
 # ----------------------------------------------------------------------------------------------
 
 
-SECTIONS = ["import", "schema", "validation", "executor", "mcp", "http"]
+SECTIONS = ["import", "schema", "validation", "executor", "mcp", "http", "patterns"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1579,6 +1619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "executor": lambda: bench_executor(at, args),
         "mcp": lambda: bench_mcp(at, args),
         "http": lambda: bench_mcp_http(at, args),
+        "patterns": lambda: bench_patterns(at, args),
     }
     for name in SECTIONS:
         if name not in only:
