@@ -24,7 +24,7 @@ import sys
 import threading
 import types
 import typing
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
 from typing import (
     Any,
     Callable,
@@ -147,6 +147,7 @@ __all__ = [
     "Job",
     "Event",
     "Executor",
+    "EventStream",
     # the command line
     "main",
 ]
@@ -11284,6 +11285,42 @@ class _RunJournal:
         return record
 
 
+class EventStream:
+    """The events of a batch as :meth:`Executor.execute` yields them: an iterator, and a
+    context manager whose exit says how the consumer left.  Leaving the ``with`` block by an
+    exception (Ctrl-C in the loop's body) cancels the batch without waiting for its running
+    tools, as an exception while waiting for an event does; leaving it otherwise (``break``,
+    the events all taken) is closing: the batch is cancelled and its running tools are
+    waited for, each at most until its timeout."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: Generator[Event, None, None]) -> None:
+        self._events = events
+
+    def __iter__(self) -> Iterator[Event]:
+        return self._events  # a for loop runs the generator itself, at no cost per event
+
+    def __next__(self) -> Event:
+        return next(self._events)
+
+    def close(self) -> None:
+        """Stop consuming: as a ``break`` does (see the class)."""
+        self._events.close()
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is None:
+            self.close()
+            return
+        try:
+            self._events.throw(exc)
+        except BaseException:  # noqa: BLE001, S110 - exc itself, raised again by the with
+            pass
+
+
 class Executor:
     """Runs a batch of calls on threads (or, under :meth:`aexecute`, async tools as tasks on
     the caller's loop), with the ordering rules a model can rely on.
@@ -11423,7 +11460,7 @@ class Executor:
         run: str | None = None,
         journal: Journal | None = None,
         resolve: collections.abc.Mapping[str, Any] | None = None,
-    ) -> Iterator[Event]:
+    ) -> EventStream:
         """Run the batch, yielding its events on the caller's thread one at a time: progress
         as it comes (the latest update per job when the consumer is slower), and one final
         event per job in completion order.
@@ -11432,7 +11469,10 @@ class Executor:
         jobs complete with :class:`Cancelled`, and every job still gets its final event.
         Closing the generator early cancels the same way and waits for the running tools
         (each at most until its timeout); an exception in the consumer (Ctrl-C) cancels and
-        does not wait.  No tool starts after either.
+        does not wait.  No tool starts after either.  Python cannot tell a generator whether
+        it is closed by a ``break`` or by an exception raised in the loop's body, so consume
+        it as ``with executor.execute(jobs) as events: for event in events: ...`` for a
+        Ctrl-C there not to wait either (the events are a :class:`EventStream`).
 
         With a journal (this executor's, or ``journal`` over it) the batch is the run named
         ``run`` (an agent's turn), its calls keyed by call id; ``resolve`` settles the run's
@@ -11441,9 +11481,18 @@ class Executor:
         which this would block, a batch with an ``async def`` tool raises ``RuntimeError``
         before any event: await :meth:`aexecute` there.
         """
+        return EventStream(self._events(list(jobs), cancel, run, journal, resolve))
+
+    def _events(
+        self,
+        jobs: list[Job],
+        cancel: threading.Event | None,
+        run: str | None,
+        journal: Journal | None,
+        resolve: collections.abc.Mapping[str, Any] | None,
+    ) -> Generator[Event, None, None]:
         import queue
 
-        jobs = list(jobs)
         if not jobs:
             return
         if _blocks_host_loop():
@@ -11571,10 +11620,11 @@ class Executor:
         ``results`` where a job failed and in ``errors`` where it succeeded."""
         results: list[Result | None] = [None] * len(jobs)
         errors: list[BaseException | None] = [None] * len(jobs)
-        for event in self.execute(jobs, cancel, run=run, journal=journal, resolve=resolve):
-            if event.final:
-                results[event.index] = event.result
-                errors[event.index] = event.error
+        with self.execute(jobs, cancel, run=run, journal=journal, resolve=resolve) as events:
+            for event in events:
+                if event.final:
+                    results[event.index] = event.result
+                    errors[event.index] = event.error
         return results, errors
 
     def _run_journal(

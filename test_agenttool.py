@@ -7919,6 +7919,47 @@ class TestFaultsNeverHang(unittest.TestCase):
         """
         isolated(self, code, "interrupted once\n", timeout=30)
 
+    def test_a_ctrl_c_in_the_loop_s_body_does_not_wait_for_running_tools(self) -> None:
+        # Issue 17: the Ctrl-C lands while the consumer handles an event, not while it waits
+        # for one; the tool left running ignores its cancel and would hold the exit until its
+        # 60 s timeout.  Through the with form, and through results (ToolSet.run's way in).
+        code = """
+        import os, signal, threading, time
+        stuck = threading.Event()
+
+        def ignores(c):
+            stuck.wait(120)
+            return "late"
+
+        hang = at.new_func("hang", "", None, ignores, timeout=60)
+        fast = at.new_func("fast", "", None, lambda c: "quick")
+        jobs = [at.Job(hang, at.Call("h")), at.Job(fast, at.Call("f"))]
+        try:
+            with at.Executor().execute(jobs) as events:
+                for event in events:
+                    if event.final:
+                        os.kill(os.getpid(), signal.SIGINT)
+                        time.sleep(30)  # the Ctrl-C lands here, in the body
+        except KeyboardInterrupt:
+            print("interrupted in the body")
+
+        def on_update(result):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(30)
+
+        def talks(c):
+            at.progress("working")
+            stuck.wait(120)
+            return "late"
+
+        chatty = at.new_func("chatty", "", None, talks, timeout=60)
+        try:
+            at.Executor().results([at.Job(chatty, at.Call("c", on_update=on_update))])
+        except KeyboardInterrupt:
+            print("interrupted in results")
+        """
+        isolated(self, code, "interrupted in the body\ninterrupted in results\n", timeout=45)
+
 
 def run_when(count: Callable[[], int], target: int, then: Callable[[], None]) -> threading.Thread:
     """A thread that calls ``then`` once ``count()`` reached ``target`` and a moment passed
