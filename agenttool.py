@@ -3970,12 +3970,36 @@ class _Compiler:
         self.consts["_format_path"] = _format_path
         self.consts["_cut"] = _cut
         self.consts["_MESSAGE_LIMIT"] = _MESSAGE_LIMIT
-        namespace = self.consts
-        source = "\n".join(self.lines) + "\n"
-        exec(compile(source, "<agenttool schema>", "exec"), namespace)
-        check: Callable[[object], None] = namespace["validate"]  # type: ignore[assignment]
-        check.source = source  # type: ignore[attr-defined] # Validator.source shows it
-        return check
+        return _compiled_on_first_use("\n".join(self.lines) + "\n", self.consts)
+
+
+def _compiled_on_first_use(source: str, namespace: dict[str, Any]) -> Callable[[object], None]:
+    """The ``validate`` function of ``source``, which Python compiles when it first runs:
+    CPython's ``compile()`` is most of a schema's cost, and many tools' arguments are never
+    checked in a process.  Until then ``validate`` is a stand-in whose code is replaced by
+    the real function's (same globals, no closure), so whoever holds it runs the real code
+    from then on, at no cost per call.  (The source is checked and written here, so a
+    schema's errors are still raised when it is compiled.)"""
+    lock = threading.Lock()
+
+    def compile_now() -> Callable[[object], None]:
+        with lock:
+            if stand_in.__code__ is waiting:
+                exec(compile(source, "<agenttool schema>", "exec"), namespace)
+                stand_in.__code__ = namespace["validate"].__code__
+        return stand_in
+
+    namespace["_compile_now"] = compile_now
+    exec(_STAND_IN, namespace)
+    stand_in: Callable[[object], None] = namespace["validate"]
+    waiting = stand_in.__code__
+    stand_in.source = source  # type: ignore[attr-defined] # Validator.source shows it
+    return stand_in
+
+
+_STAND_IN = compile(
+    "def validate(x):\n    return _compile_now()(x)\n", "<agenttool schema>", "exec"
+)
 
 
 # ---------------------------------------------------------------------------------------------

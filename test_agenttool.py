@@ -932,6 +932,49 @@ class TestSecondOpinion(unittest.TestCase):
 # ---------------------------------------------------------------------------------------------
 
 
+class TestCompiledOnFirstUse(unittest.TestCase):
+    """A validator's Python is compiled when it first runs; its source and its errors as a
+    schema are there at once."""
+
+    def test_the_source_is_there_before_and_the_verdicts_after(self) -> None:
+        schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}}}
+        check = at.validator({**schema, "title": "first use"})
+        self.assertIn("def validate(x):", check.source)
+        self.assertIn("v1 < 3", check.source)
+        with self.assertRaisesRegex(at.ValidationError, "invalid arguments: n: "):
+            check.validate({"n": 1})  # the first call compiles, then answers
+        self.assertIsNone(check.validate({"n": 4}))
+        with self.assertRaisesRegex(at.SchemaError, '"minimum"'):
+            at.validator({"minimum": "three"})  # refused when made, not on first use
+
+    def test_threads_using_a_fresh_validator_at_once_all_get_its_verdicts(self) -> None:
+        for round_ in range(20):
+            check = at.validator(
+                {"type": "array", "items": {"type": "string"}, "title": str(round_)}
+            )
+            start, verdicts = threading.Barrier(8), []
+
+            def use(
+                check: at.Validator = check,
+                start: threading.Barrier = start,
+                verdicts: list[bool] = verdicts,
+            ) -> None:
+                start.wait()
+                for value in (["a"], [1], ["b", "c"]):
+                    try:
+                        check.validate(value)
+                        verdicts.append(True)
+                    except at.ValidationError:
+                        verdicts.append(False)
+
+            threads = [threading.Thread(target=use) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            self.assertEqual(sorted(verdicts), [False] * 8 + [True] * 16)
+
+
 class TestSchemaErrors(unittest.TestCase):
     def refused(self, schema: Any, *needles: str) -> None:
         with self.assertRaises(at.SchemaError) as caught:

@@ -840,6 +840,12 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
     except ImportError:
         print("  (fastjsonschema absent)")
     try:
+        import jsonschema_rs
+
+        peers["jsonschema-rs"] = jsonschema_rs
+    except ImportError:
+        print("  (jsonschema-rs absent)")
+    try:
         ptypes = pydantic_types()
         import pydantic
 
@@ -854,6 +860,7 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
         "agenttool validate",
         "validate_json",
         "fastjsonschema",
+        "jsonschema-rs",
         "jsonschema",
         "pydantic py",
         "pydantic json",
@@ -876,6 +883,11 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
             fjs(value)
             names.append("fastjsonschema")
             cases.append((fjs, value))
+        if "jsonschema-rs" in peers:
+            rs = peers["jsonschema-rs"].validator_for(schema).validate
+            rs(value)
+            names.append("jsonschema-rs")
+            cases.append((rs, value))
         if "jsonschema" in peers:
             js = peers["jsonschema"].Draft202012Validator(schema).validate
             js(value)
@@ -896,7 +908,13 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
             fmt_ns(t_val.best),
             f"{fmt_ns(t_vj.best)} ({fmt_ratio(t_vj.best / t_loads.best)} loads)",
         ]
-        for peer in ("fastjsonschema", "jsonschema", "pydantic py", "pydantic json"):
+        for peer in (
+            "fastjsonschema",
+            "jsonschema-rs",
+            "jsonschema",
+            "pydantic py",
+            "pydantic json",
+        ):
             t = got.get(peer)
             row.append(f"{fmt_ns(t.best)} ({fmt_ratio(t.best / t_val.best)})" if t else "-")
         t_fjs = got["fastjsonschema"].best if "fastjsonschema" in got else float("nan")
@@ -921,6 +939,7 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
             r_loads <= 2.0,
             f"{fmt_ratio(r_loads)} json.loads",
         )
+    bench_compiling(at, peers)
     if args.profile:
         for label, schema, value in schemas:
             text = json.dumps(value)
@@ -934,6 +953,68 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
                     check(t)
 
             profile_call(f"validate_json on {label!r} x{number}", repeat, top=10)
+
+
+def typical_tool_schemas(n: int) -> list[dict[str, Any]]:
+    """``n`` argument schemas shaped like tools' (3 to 8 parameters: strings with a bound,
+    integers with a minimum, enums, arrays, small objects, nullable strings), fixed seed."""
+    import random
+
+    rng = random.Random(3)
+    shapes: list[Any] = [
+        {"type": "string", "description": "A value.", "maxLength": 100},
+        {"type": "integer", "minimum": 0},
+        {"type": "string", "enum": ["fast", "slow", "off"]},
+        {"type": "array", "items": {"type": "string"}},
+        {
+            "type": "object",
+            "properties": {"host": {"type": "string"}, "port": {"type": "integer"}},
+            "required": ["host"],
+            "additionalProperties": False,
+        },
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    ]
+    out = []
+    for i in range(n):
+        props = {f"p{j}": rng.choice(shapes) for j in range(rng.randint(3, 8))}
+        out.append(
+            {
+                "type": "object",
+                "title": f"tool_{i}",  # 50 different schemas: no compiled one is shared
+                "properties": props,
+                "required": list(props)[:2],
+                "additionalProperties": False,
+            }
+        )
+    return out
+
+
+def bench_compiling(at: Any, peers: dict[str, Any]) -> None:
+    """Compiling 50 typical tool schemas (what registering 50 tools costs the validator)."""
+    schemas = typical_tool_schemas(50)
+    contenders: list[tuple[str, Callable[[Any], Any]]] = [("agenttool", at.validator)]
+    if "jsonschema-rs" in peers:
+        contenders.append(("jsonschema-rs", peers["jsonschema-rs"].validator_for))
+    if "fastjsonschema" in peers:
+        fjs = peers["fastjsonschema"]
+        contenders.append(("fastjsonschema", lambda s: fjs.compile(s, use_formats=False)))
+    best: dict[str, float] = {}
+    for _ in range(5):
+        for name, make in contenders:
+            getattr(at, "_CACHE", {}).clear()  # agenttool shares compiled schemas by text
+            t0 = time.perf_counter_ns()
+            for schema in schemas:
+                make(schema)
+            best[name] = min(best.get(name, float("inf")), time.perf_counter_ns() - t0)
+    print(
+        "  compiling 50 typical tool schemas (best of 5): "
+        + ", ".join(f"{name} {fmt_ns(t)}" for name, t in best.items())
+    )
+    target(
+        "compiling 50 tool schemas within 10 ms",
+        best["agenttool"] <= 10e6,
+        fmt_ns(best["agenttool"]),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
