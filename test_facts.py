@@ -378,6 +378,16 @@ class TestFactsAndTheJournal(unittest.TestCase):
         self.assertEqual(again.result, at.text("ran ls abc"))
         self.assertEqual(len(self.ran.args), 1)
 
+    def test_an_approvers_dict_answer_is_journaled_as_the_model_wrote_it(self) -> None:
+        plain = at.new("sh", "Run.", self.ran, needs_approval=True, replay=at.Replay.SAFE)
+        ex = at.Executor(journal=self.journal, approver=lambda job: {"command": "ls -l"})
+        job = at.Job(plain, at.Call("c1", '{"command": "rm -r /"}'))
+        first = finals(ex.execute([job], run="r"))[0]
+        self.assertEqual(first.result, at.text("ran ls -l"))
+        again = finals(ex.execute([job], run="r"))[0]
+        self.assertTrue(again.replayed, again.error)
+        self.assertEqual(len(self.ran.args), 1)
+
     def test_an_approved_pending_call_is_journaled_as_the_model_wrote_it(self) -> None:
         ts = at.ToolSet([self.sh])
         items = [responses_call("a", "sh", {"command": "ls"})]
