@@ -101,6 +101,8 @@ __all__ = [
     "Tool",
     "Annotations",
     "Replay",
+    "Facts",
+    "FactCall",
     "PROPERTIES",
     "NO_ARGS",
     "is_strict",
@@ -109,6 +111,8 @@ __all__ = [
     "annotations_of",
     "confined_by",
     "replay_of",
+    "facts_of",
+    "is_factual",
     "Inject",
     "output_schema_of",
     "needs_approval_of",
@@ -6874,6 +6878,106 @@ class Replay(str, enum.Enum):
     KEYED = "keyed"
 
 
+class FactCall(_Frozen):
+    """One thing a call amounts to: a call of ``tool`` with ``args``, and ``text`` saying it
+    in words (``"deletes /etc/hosts"``).  An empty ``tool`` is the claiming tool itself;
+    ``args`` is ``None`` when the tool states none."""
+
+    __slots__ = ("tool", "args", "text")
+    tool: str
+    args: dict[str, Any] | None
+    text: str
+
+    def __init__(self, tool: str = "", args: dict[str, Any] | None = None, text: str = "") -> None:
+        if not isinstance(tool, str) or not isinstance(text, str):
+            raise TypeError(
+                f"agenttool: FactCall: tool and text must be str, got {tool!r}, {text!r}"
+            )
+        if args is not None and not isinstance(args, dict):
+            raise TypeError(f"agenttool: FactCall: args must be an arguments object, got {args!r}")
+        self.tool = tool
+        self.args = args
+        self.text = text
+
+
+class Facts(_Frozen):
+    """What a call amounts to, stated by its tool before it runs (its ``facts(args)``), so a
+    policy can decide on "deletes /etc/hosts" rather than on raw arguments.
+
+    ``calls`` is ``None`` for "the call itself" (what a tool that states nothing amounts
+    to), or the list of :class:`FactCall` the call amounts to; an **empty list** says it
+    amounts to nothing the tool can state, and is never to be read as the call itself.
+    ``rewrite`` is the arguments object the call runs with once allowed (``None``: its own),
+    checked against the tool's schema by :func:`facts_of`.  A tool whose ``facts`` raises
+    states that nothing can be said about the call: a policy must not allow it.
+    """
+
+    __slots__ = ("calls", "rewrite")
+    calls: list[FactCall] | None
+    rewrite: dict[str, Any] | None
+
+    def __init__(
+        self,
+        calls: Sequence[FactCall] | None = None,
+        rewrite: dict[str, Any] | None = None,
+    ) -> None:
+        if calls is not None:
+            if isinstance(calls, (str, bytes, dict)) or not all(
+                isinstance(c, FactCall) for c in calls
+            ):
+                raise TypeError(f"agenttool: Facts: calls must be FactCall values, got {calls!r}")
+            calls = list(calls)
+        if rewrite is not None and not isinstance(rewrite, dict):
+            raise TypeError(
+                f"agenttool: Facts: rewrite must be an arguments object, got {rewrite!r}"
+            )
+        self.calls = calls
+        self.rewrite = rewrite
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form, as MCP's ``execution/facts`` carries it and an approval hash covers
+        it: ``{"calls": null | [{"tool", "args"?, "text"?}], "rewrite"?}``."""
+        out: dict[str, Any] = {"calls": None}
+        if self.calls is not None:
+            out["calls"] = [
+                {
+                    "tool": c.tool,
+                    **({"args": c.args} if c.args is not None else {}),
+                    **({"text": c.text} if c.text else {}),
+                }
+                for c in self.calls
+            ]
+        if self.rewrite is not None:
+            out["rewrite"] = self.rewrite
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> Facts:
+        """Read the form :meth:`to_json` writes (``null`` members read as absent); anything
+        else raises ValueError saying what is wrong."""
+        if not isinstance(value, dict):
+            raise ValueError(f"facts must be a JSON object, got {_json_type(value)}")
+        calls = value.get("calls")
+        if calls is not None and not isinstance(calls, list):
+            raise ValueError(f'facts: "calls" must be null or an array, got {_json_type(calls)}')
+        read: list[FactCall] | None = None
+        if calls is not None:
+            read = []
+            for i, c in enumerate(calls):
+                if not isinstance(c, dict):
+                    raise ValueError(f"facts: calls[{i}] must be an object, got {_json_type(c)}")
+                tool, args, text = c.get("tool") or "", c.get("args"), c.get("text") or ""
+                if not isinstance(tool, str) or not isinstance(text, str):
+                    raise ValueError(f'facts: calls[{i}]: "tool" and "text" must be strings')
+                if args is not None and not isinstance(args, dict):
+                    raise ValueError(f'facts: calls[{i}]: "args" must be an object')
+                read.append(FactCall(tool, args, text))
+        rewrite = value.get("rewrite")
+        if rewrite is not None and not isinstance(rewrite, dict):
+            raise ValueError(f'facts: "rewrite" must be an object, got {_json_type(rewrite)}')
+        return cls(read, rewrite)
+
+
 class Namespace(_Frozen):
     """A group of tools a provider lists under one name (OpenAI's Responses ``namespace``
     tools: the model sees ``crm`` and its tools); ``description`` is what the model reads of
@@ -6904,9 +7008,9 @@ class Tool(Protocol):
     the default: ``strict`` (:func:`is_strict`), ``sequential`` (:func:`is_sequential`),
     ``resource`` (:func:`resource_of`), ``annotations`` (:func:`annotations_of`),
     ``confined(args)`` (:func:`confined_by`), ``replay(args)`` (:func:`replay_of`),
-    ``output_schema`` (:func:`output_schema_of`), ``needs_approval(args)``
-    (:func:`needs_approval_of`), and ``close()``, whose presence says the tool owns something
-    the host must close.
+    ``facts(args)`` (:func:`facts_of`, its presence :func:`is_factual`), ``output_schema``
+    (:func:`output_schema_of`), ``needs_approval(args)`` (:func:`needs_approval_of`), and
+    ``close()``, whose presence says the tool owns something the host must close.
     """
 
     name: str
@@ -6962,6 +7066,40 @@ def replay_of(t: Tool, args: dict[str, Any]) -> Replay:
         return Replay(answer)
     except ValueError:
         return Replay.UNKNOWN
+
+
+def is_factual(t: Tool) -> bool:
+    """Whether the tool states what its calls amount to (it has ``facts(args)``), readable
+    without asking it about any call; default no."""
+    return callable(getattr(t, "facts", None))
+
+
+def facts_of(t: Tool, args: dict[str, Any]) -> tuple[Facts, bool]:
+    """What this call amounts to, and whether the tool claims facts at all.
+
+    A tool without ``facts`` gives ``(Facts(), False)``: the call itself.  Whatever the
+    tool's ``facts`` raises propagates (a policy must then not allow the call), and so does
+    a TypeError for an answer that is not a :class:`Facts` and a ValueError for a
+    ``rewrite`` the tool's schema refuses, so a rewrite read here is one that can run.
+    """
+    facts = getattr(t, "facts", None)
+    if not callable(facts):
+        return Facts(), False
+    answer = facts(args)
+    if not isinstance(answer, Facts):
+        raise TypeError(
+            f'agenttool: tool "{_safe_name(t)}": facts(args) must return a Facts, got'
+            f" {type(answer).__name__}"
+        )
+    if answer.rewrite is not None:
+        try:
+            _check_args(t.parameters if t.parameters is not None else NO_ARGS, answer.rewrite)
+        except ValidationError as exc:
+            raise ValueError(
+                f'agenttool: tool "{_safe_name(t)}": its facts rewrite the call to arguments'
+                f" its schema refuses ({exc})"
+            ) from exc
+    return answer, True
 
 
 def output_schema_of(t: Tool) -> dict[str, Any] | None:
@@ -7077,6 +7215,7 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "annotations": annotations_of,
     "confined": confined_by,
     "replay": replay_of,
+    "facts": facts_of,
     "output_schema": output_schema_of,
     "needs_approval": needs_approval_of,
     "timeout": timeout_of,
@@ -7336,6 +7475,8 @@ class FunctionTool(Generic[_P, _R]):
         def __class_getitem__(cls, params: Any) -> Any:
             return cls
 
+    # Set only when stated, so that its presence says the tool claims facts (is_factual).
+    facts: Callable[[dict[str, Any]], Facts]
     # Definition options, set only when stated (their readers supply the defaults).
     defer_loading: bool
     input_examples: list[dict[str, Any]]
@@ -7355,6 +7496,7 @@ class FunctionTool(Generic[_P, _R]):
         annotations: Annotations | None = None,
         confined: Callable[[dict[str, Any]], tuple[bool, str]] | None = None,
         replay: Replay | Callable[[dict[str, Any]], Replay] | None = None,
+        facts: Callable[[dict[str, Any]], Facts] | None = None,
         needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
         lenient: bool | None = None,
         timeout: float | None = None,
@@ -7390,6 +7532,13 @@ class FunctionTool(Generic[_P, _R]):
         self.annotations = annotations
         self._confined = confined
         self._replay = replay
+        if facts is not None:
+            if not callable(facts):
+                raise TypeError(
+                    f"agenttool: tool {self.name!r}: facts must be a function of the arguments"
+                    f" object returning a Facts, got {facts!r}"
+                )
+            self.facts = facts
         self.needs_approval = needs_approval
         self.lenient = lenient
         self.pageable = pageable
@@ -7711,7 +7860,9 @@ def new(
     function's name and docstring summary.
 
     Options: ``strict``, ``sequential``, ``resource``, ``annotations``, ``confined``,
-    ``replay`` (a :class:`Replay` or a function of the arguments), ``needs_approval`` (a
+    ``replay`` (a :class:`Replay` or a function of the arguments), ``facts`` (a function of
+    the arguments object returning :class:`Facts`: what a call amounts to, which an approver
+    reads, see :func:`facts_of`), ``needs_approval`` (a
     bool or a function of the arguments object), ``lenient=True`` (repair objects and arrays
     sent as JSON strings, see :func:`lenient_args`; ``None`` leaves it to the executor's
     default), ``timeout`` (seconds a call may run), ``max_output`` (characters of output the
@@ -8046,12 +8197,19 @@ class _Renamed(_Wrapper):
 
 class _Approved(_Wrapper):
     """A tool whose call was approved already (``ToolSet.run``'s approvals): it needs no
-    other approval, and every other property reads as on the inner tool."""
+    other approval, and every other property reads as on the inner tool.  ``asked`` is the
+    call as the model wrote it, before its answer or its facts' rewrite changed it."""
 
     needs_approval = False
 
-    def __init__(self, inner: Tool) -> None:
+    def __init__(self, inner: Tool, asked: Call) -> None:
         super().__init__(inner, inner.execute)
+        self.asked = asked
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "asked":
+            raise AttributeError(attr)
+        return super().__getattr__(attr)
 
 
 # ----- retries -------------------------------------------------------------------------------
@@ -8345,6 +8503,18 @@ def _name_problems(tools: Sequence[Any], start: int, names: set[str]) -> list[st
 # False or a string (deny; the string is what the model reads), or a dict (run with these
 # arguments instead, validated first); anything else denies.  The approver sees the arguments
 # after lenient repair and validation, so nobody is asked about a call that cannot run.
+#
+# Facts (a tool's facts(args), see facts_of) are read for a call that needs approval, after
+# validation and before anyone is asked: the approver finds them on job.facts, ToolSet.run on
+# Pending.facts.  A facts error denies the call (nothing can be said about it, so no policy
+# may allow it).  A True answer runs the facts' rewrite when there is one (checked against
+# the schema by facts_of); a dict answer runs that dict, the approver's own word, as is.  A
+# call needing no approval is not asked for facts and runs as the model wrote it: facts serve
+# a policy, and asking costs (a remote tool asks its server).  Under ToolSet.run(approvals=)
+# the answer's hash covers a factual tool's facts too, so an approval given for "deletes
+# /etc/hosts" never runs a call that now amounts to something else.  The journal keeps the
+# call as the model wrote it (its identity in the run, what a resumed run sends again); a
+# rewrite is asked for again, and approved again, on every attempt.
 
 
 class Pending(_Value):
@@ -8353,23 +8523,35 @@ class Pending(_Value):
     ``hash``, the key of its answer: ``sha256:`` and the hex digest of the RFC 8785 form of
     ``{"call_id", "name", "arguments"}`` (key order does not matter; another call id or
     changed arguments give another hash; a journaled call that an earlier attempt began
-    adds ``"attempt"``, so an approval never covers a second execution)."""
+    adds ``"attempt"``, so an approval never covers a second execution; a factual tool's
+    call adds ``"facts"``, their :meth:`Facts.to_json`, so an approval covers what the call
+    amounted to when it was asked).  ``facts`` is what the call amounts to
+    (:func:`facts_of`), the question a policy answers; approved, its ``rewrite`` is what runs.
+    """
 
-    __slots__ = ("call_id", "name", "arguments", "item", "hash")
+    __slots__ = ("call_id", "name", "arguments", "item", "hash", "facts")
     call_id: str
     name: str
     arguments: dict[str, Any]
     item: Any
     hash: str
+    facts: Facts
 
     def __init__(
-        self, call_id: str, name: str, arguments: dict[str, Any], item: Any, hash: str
+        self,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        item: Any,
+        hash: str,
+        facts: Facts | None = None,
     ) -> None:
         self.call_id = call_id
         self.name = name
         self.arguments = arguments
         self.item = item
         self.hash = hash
+        self.facts = facts if facts is not None else Facts()
 
 
 class UncertainCall(_Value):
@@ -8413,11 +8595,29 @@ class RunOutput(list[dict[str, Any]]):
         self.uncertain = uncertain or []
 
 
-def _approval_hash(call_id: str, name: str, args: dict[str, Any], attempt: int = 0) -> str:
+def _approval_hash(
+    call_id: str, name: str, args: dict[str, Any], attempt: int = 0, facts: Facts | None = None
+) -> str:
+    """The key of a pending call's answer (see :class:`Pending`); ``facts`` for a factual tool."""
     keyed: dict[str, Any] = {"call_id": call_id, "name": name, "arguments": args}
     if attempt:
         keyed["attempt"] = attempt
+    if facts is not None:
+        keyed["facts"] = facts.to_json()
     return _args_hash(keyed)
+
+
+def _facts_for_approval(t: Tool, call: Call) -> tuple[Facts, bool]:
+    """The facts of a call about to be approved, and whether the tool claims them; a
+    :class:`ToolError` denying the call when they cannot be read (the reason on its cause)."""
+    try:
+        return facts_of(t, call.args)  # type: ignore[arg-type]  # an object once screened
+    except BaseException as exc:  # noqa: BLE001 - nothing can be said: no policy may allow it
+        _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: its facts failed', exc)
+        raise ToolError(
+            f'call to "{t.name}" was denied: what it would do could not be established, and it'
+            " did not run"
+        ) from exc
 
 
 def _screen(t: Tool, call: Call, lenient: bool) -> tuple[Call, bool]:
@@ -8458,9 +8658,12 @@ def _check_args(schema: dict[str, Any], args: dict[str, Any]) -> None:
     check.validate(args)
 
 
-def _answered(t: Tool, call: Call, answer: Any) -> Call:
-    """The call to run for an approval answer, or the :class:`ToolError` of a denial."""
+def _answered(t: Tool, call: Call, answer: Any, facts: Facts | None = None) -> Call:
+    """The call to run for an approval answer (``True`` runs the ``facts``' rewrite, when
+    there is one), or the :class:`ToolError` of a denial."""
     if answer is True:
+        if facts is not None and facts.rewrite is not None:
+            return Call(call.id, facts.rewrite, call.idempotency_key, call.on_update)
         return call
     if isinstance(answer, dict):
         try:
@@ -8476,9 +8679,10 @@ def _answered(t: Tool, call: Call, answer: Any) -> Call:
     raise ToolError(f'call to "{t.name}" was denied: it was not approved, and did not run')
 
 
-def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> Call:
-    """The call the executor runs for ``job``: repaired when lenient applies, and where the
-    tool needs approval, as the approver answered; a denial raises :class:`ToolError`."""
+def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> Job:
+    """The job the executor runs: its call repaired when lenient applies, and where the tool
+    needs approval, with its facts and as the approver answered; a denial raises
+    :class:`ToolError`."""
     t = job.tool
     assert t is not None
     own = getattr(t, "lenient", None)
@@ -8487,18 +8691,19 @@ def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> 
         and own is not True
         and not (own is None and lenient)
     ):
-        return job.call  # the common case, kept cheap: nothing to ask, nothing to repair
+        return job  # the common case, kept cheap: nothing to ask, nothing to repair
     call, needed = _screen(t, job.call, lenient)
     if not needed:
-        return call
+        return job if call is job.call else Job(t, call)
     if approver is None:
         _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: there is no approver')
         raise ToolError(
             f'call to "{t.name}" needs approval and this host has no approver; it did not run'
         )
+    facts, _ = _facts_for_approval(t, call)
     try:
         with _child_span(f"approve {t.name}", {_GENAI["call_id"]: call.id}):
-            answer = approver(Job(t, call))
+            answer = approver(Job(t, call, facts))
     except BaseException as exc:  # noqa: BLE001 - an approver that fails denies
         _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: its approver failed', exc)
         raise ToolError(
@@ -8506,7 +8711,7 @@ def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> 
         ) from exc
     if answer is not True and not isinstance(answer, dict):
         _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied by its approver')
-    return _answered(t, call, answer)
+    return Job(t, _answered(t, call, answer, facts), facts)
 
 
 def _check_clashes(names: list[str], what: str, old: list[str] | None = None) -> None:
@@ -8971,9 +9176,12 @@ class ToolSet(list[Tool]):
         if not needed:
             return Job(job.tool, call)
         args = _parse_arguments(call.args)
-        key = _approval_hash(found.call_id, job.tool.name, args, 2 if again else 0)
+        facts, factual = _facts_for_approval(job.tool, call)
+        key = _approval_hash(
+            found.call_id, job.tool.name, args, 2 if again else 0, facts if factual else None
+        )
         if key not in approvals:
-            pending.append(Pending(found.call_id, found.name, args, found.item, key))
+            pending.append(Pending(found.call_id, found.name, args, found.item, key, facts))
             return None
         spent = self.__dict__.setdefault("_spent", collections.OrderedDict())
         if key in spent:
@@ -8981,11 +9189,11 @@ class ToolSet(list[Tool]):
                 f'call "{found.call_id}" to "{job.tool.name}" was not run again: its approval'
                 " was used when it ran (an approval covers one call)"
             )
-        call = _answered(job.tool, call, approvals[key])
+        call = _answered(job.tool, call, approvals[key], facts)
         spent[key] = None
         while len(spent) > _SPENT_APPROVALS:
             spent.popitem(last=False)
-        return Job(_Approved(job.tool), call)  # type: ignore[arg-type]
+        return Job(_Approved(job.tool, job.call), call, facts)  # type: ignore[arg-type]
 
 
 # ----- tool search ---------------------------------------------------------------------------
@@ -9450,15 +9658,22 @@ _PROGRESS_BACKLOG = 16  # updates kept per job for a slower consumer; beyond, th
 
 
 class Job(_Value):
-    """One call of a batch; ``tool`` is ``None`` when the model named a tool nobody has."""
+    """One call of a batch; ``tool`` is ``None`` when the model named a tool nobody has.
 
-    __slots__ = ("tool", "call")
+    ``facts`` is what the call amounts to (:func:`facts_of`), read by the executor for a
+    call that needs approval before its approver is asked, and kept on the job ``on_start``
+    sees; ``None`` where nobody asked.
+    """
+
+    __slots__ = ("tool", "call", "facts")
     tool: Tool | None
     call: Call
+    facts: Facts | None
 
-    def __init__(self, tool: Tool | None, call: Call) -> None:
+    def __init__(self, tool: Tool | None, call: Call, facts: Facts | None = None) -> None:
         self.tool = tool
         self.call = call
+        self.facts = facts
 
 
 class Event(_Value):
@@ -11283,12 +11498,14 @@ class _RunJournal:
             known = self.hashes[id(t)] = (t, definition_hash(t))
         return known[1]
 
-    def intent(self, t: Tool, call: Call, name: str) -> Call:
-        """Make the call's intent durable before its tool starts; the call to run, carrying
-        the key the journal minted for it (once, kept across attempts)."""
-        args = _parse_arguments(call.args)
-        got = self.journal.intent(self.run, call.id, name, self.definition(t), args)
-        return _swap_call(Call(call.id, call.args, got["key"], call.on_update))
+    def intent(self, t: Tool, asked: Call, name: str) -> str:
+        """Make the call's intent durable before its tool starts, under the arguments the
+        model wrote (``asked``, the call's identity in the run, whatever an approval or a
+        rewrite runs instead); the key the journal minted for it (once, kept across
+        attempts)."""
+        args = _parse_arguments(asked.args)
+        got = self.journal.intent(self.run, asked.id, name, self.definition(t), args)
+        return str(got["key"])
 
     def outcome(self, call_id: str, result: Result | None, error: BaseException | None) -> None:
         """Make the call's outcome durable before its final event; a failure is logged and
@@ -11847,21 +12064,22 @@ class Executor:
             workers=self.workers,
         )
         _scope.set(scope)  # in the job's own copy of the context, dropped with it
+        # the call as the model wrote it: its identity in the journal, whatever runs instead
+        asked = job.tool.asked if isinstance(job.tool, _Approved) else call
         if journal is not None:
             try:
-                earlier = journal.earlier(job.tool, call, name)  # type: ignore[arg-type]
+                earlier = journal.earlier(job.tool, asked, name)  # type: ignore[arg-type]
             except Exception as exc:  # noqa: BLE001 - the journal or a reconcile failed
                 return _not_run(call, "its run's journal could not be read", exc)
             if earlier is not None:
                 done, failed, s.replayed = earlier
                 return failed if failed is not None else done or Result("")
         try:
-            call = _approve(job, self.approver, self.lenient)
+            job = _approve(job, self.approver, self.lenient)
         except Exception as exc:  # noqa: BLE001 - a denial: the job's error
             return self._shown(exc, name, limit)
-        if call is not job.call:
-            job = Job(job.tool, call)
-            _swap_call(call)
+        if job.call is not call:
+            call = _swap_call(job.call)
         if self.on_start is not None:
             try:
                 self.on_start(job)
@@ -11875,9 +12093,10 @@ class Executor:
                 return self._shown(refusal, name, limit)
         if journal is not None:
             try:
-                call = journal.intent(job.tool, call, name)  # type: ignore[arg-type]
+                key = journal.intent(job.tool, asked, name)  # type: ignore[arg-type]
             except Exception as exc:  # noqa: BLE001 - no intent, no run
                 return _not_run(call, "its intent could not be journaled", exc)
+            call = _swap_call(Call(call.id, call.args, key, call.on_update))
             s.intended = True
         return call, name, limit
 

@@ -54,9 +54,12 @@ if TYPE_CHECKING:  # pragma: no cover - the SDK is imported lazily at run time
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 __all__ = [
+    "FACTS_CAPABILITY",
+    "FACTS_METHOD",
     "RECORD_META_KEY",
     "TOOL_META_KEY",
     "AsyncRemote",
+    "FactsAnswer",
     "FileTokenStore",
     "MCPToolError",
     "MemoryTokenStore",
@@ -80,7 +83,25 @@ RECORD_META_KEY = "io.github.christopherdavenport.agenttool/record"
 """The ``_meta`` key of a result that carries a record: ``{"ns", "data"}`` (data: JSON text)."""
 
 TOOL_META_KEY = "io.github.christopherdavenport.agenttool/tool"
-"""The ``_meta`` key of a tool definition: ``{"sequential", "resource", "readOnly"}``, when set."""
+"""The ``_meta`` key of a tool definition under which the tool's properties cross as the
+server's statements (not MCP's hints): ``{"facts", "replay", "readOnly", "sequential",
+"resource"}``, each only when true or non-empty, no entry when none is.  ``facts`` says the
+tool claims facts (:func:`agenttool.is_factual`), ``replay`` that it answers ``replay`` (so
+the server answers :data:`FACTS_METHOD` for it), not that the answer is other than unknown."""
+
+FACTS_METHOD = "execution/facts"
+"""The MCP method that carries the facts and replay claims of a server's tools, for several
+calls in one request (a model response's calls together): params ``{"calls": [{"name",
+"arguments"}]}``, result ``{"results": [{"facts"?, "error"?, "replay"}]}`` in the order asked.
+``facts`` is :meth:`agenttool.Facts.to_json` when the tool claims facts (``calls`` null for
+the call itself, ``[]`` for nothing the tool can state); ``error`` in its place when the claim
+failed or no tool has the name; neither when the tool makes no claim; ``replay`` is ``"safe"``
+or ``"unknown"`` (``keyed`` crosses as unknown: MCP carries no idempotency key).  Answering
+never runs a tool.  A method, not a reserved tool name, so it never reaches a model's list."""
+
+FACTS_CAPABILITY = "io.github.christopherdavenport.agenttool/facts"
+"""The experimental server capability (an empty object) saying the server answers
+:data:`FACTS_METHOD`; a client asks only a server that advertises it."""
 
 _EMPTY_SCHEMA: dict[str, Any] = dict(at.NO_ARGS)  # served for a tool whose parameters is None
 # a result's ``_meta`` flag: its structuredContent is ``{"result": value}`` around a non-object
@@ -608,12 +629,7 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
             stated = {k: v for k, v in stated.items() if v is not None}
             if stated:
                 annotations = mt.ToolAnnotations(**stated)
-        facts: dict[str, Any] = {}
-        if at.is_sequential(t):
-            facts["sequential"] = True
-        resource = at.resource_of(t)
-        if resource:
-            facts["resource"] = resource
+        facts = _tool_meta(t, ann)
         if wrapped:
             facts["wrapped"] = True  # outputSchema is {"result": schema}: clients unwrap it
         try:
@@ -632,6 +648,54 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
         )
         entries[name] = _Entry(t, definition, check, output_check, wrapped)
     return entries
+
+
+def _tool_meta(t: at.Tool, ann: at.Annotations | None) -> dict[str, Any]:
+    """The tool's entry under ``TOOL_META_KEY``: only its true or non-empty fields."""
+    meta: dict[str, Any] = {}
+    if at.is_factual(t):
+        meta["facts"] = True
+    if callable(getattr(t, "replay", None)):
+        meta["replay"] = True
+    if ann is not None and ann.read_only is True:
+        meta["readOnly"] = True
+    if at.is_sequential(t):
+        meta["sequential"] = True
+    resource = at.resource_of(t)
+    if resource:
+        meta["resource"] = resource
+    return meta
+
+
+@functools.cache
+def _facts_params() -> type[Any]:
+    """The params model of ``FACTS_METHOD`` (made on first use: the SDK is imported lazily)."""
+    import mcp.types as mt
+
+    class FactsParams(mt.RequestParams):
+        calls: list[dict[str, Any]] = []
+
+    return FactsParams
+
+
+def _answer_facts(t: at.Tool, args: Any, errors: at.ErrorPolicy) -> dict[str, Any]:
+    """One call's answer to ``FACTS_METHOD``: the tool's claims, asked and never run.  A
+    claim's error follows the server's error policy, as the tool's own failure would."""
+    answer: dict[str, Any] = {}
+    if not isinstance(args, dict):
+        return {"error": "invalid arguments: expected a JSON object", "replay": "unknown"}
+    try:
+        facts, claims = at.facts_of(t, args)
+        if claims:
+            answer["facts"] = facts.to_json()
+    except Exception as exc:
+        answer["error"] = at.error_message(at._policy_error(exc, errors, t.name))
+    try:
+        safe = at.replay_of(t, args) is at.Replay.SAFE
+    except Exception:
+        safe = False
+    answer["replay"] = "safe" if safe else "unknown"
+    return answer
 
 
 def build_server(
@@ -671,6 +735,12 @@ def build_server(
     state.entries = _entries_of(tools)
 
     class _AgentServer(Server[Any]):
+        def get_capabilities(self, *args: Any, **kwargs: Any) -> mt.ServerCapabilities:
+            # both eras: initialize and server/discover read the capabilities from here
+            caps = super().get_capabilities(*args, **kwargs)
+            caps.experimental = {**(caps.experimental or {}), FACTS_CAPABILITY: {}}
+            return caps
+
         def create_initialization_options(
             self,
             notification_options: NotificationOptions | None = None,
@@ -810,6 +880,34 @@ def build_server(
         with state.lock:
             state.sessions[owner] = (ctx.session, asyncio.get_running_loop())
 
+    async def facts(ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
+        import asyncio
+
+        with state.lock:
+            entries = dict(state.entries)
+        _session_var.set(ctx.session)  # a tool's facts may read the client's session
+        _request_var.set(ctx)
+        results = []
+        for c in params.calls:
+            name = c.get("name")
+            entry = entries.get(name) if isinstance(name, str) else None
+            if entry is None:
+                results.append(
+                    {
+                        "error": f"unknown tool {json.dumps(name, ensure_ascii=False)}",
+                        "replay": "unknown",
+                    }
+                )
+                continue
+            args = c.get("arguments")
+            results.append(
+                await asyncio.to_thread(
+                    _answer_facts, entry.tool, {} if args is None else args, state.errors
+                )
+            )
+        return {"results": results}
+
+    server.add_request_handler(FACTS_METHOD, _facts_params(), facts)
     server.add_notification_handler("notifications/initialized", mt.NotificationParams, initialized)
     server._agenttool_state = state  # type: ignore[attr-defined]
     return server
@@ -1462,6 +1560,13 @@ class _RemoteTool:
         for key in (definition.name, local):
             if key in opts.confined:
                 self._confined = opts.confined[key]
+        # the server's claims, where the host trusts them (connect(claims=True)) and the
+        # server answers FACTS_METHOD; facts is set only then, as is_factual reads presence
+        trusted = remote._claims_on()
+        self.claims_facts = trusted and facts.get("facts") is True
+        self.claims_replay = trusted and facts.get("replay") is True
+        if self.claims_facts:
+            self.facts = self._facts
         self.definition = definition
         output = dict(definition.output_schema) if definition.output_schema else None
         if output is not None and facts.get("wrapped") is True:  # our server wrapped it
@@ -1469,9 +1574,22 @@ class _RemoteTool:
         self.output_schema = output
 
     def replay(self, args: Any) -> at.Replay:
-        """A read-only remote tool may run again when its outcome is unknown (a dropped
-        connection); any other is never sent twice."""
+        """The server's answer for this call where it claims replay (``claims=True``; an
+        answer that cannot be had is UNKNOWN); otherwise a read-only remote tool may run
+        again when its outcome is unknown (a dropped connection), and any other never."""
+        if self.claims_replay:
+            try:
+                return self._remote._answers_sync([(self.name, args)])[0].replay
+            except Exception:
+                return at.Replay.UNKNOWN
         return at.Replay.SAFE if self.read_only else at.Replay.UNKNOWN
+
+    def _facts(self, args: Any) -> at.Facts:
+        """What the server says this call amounts to; its error raised as a RemoteError."""
+        answer = self._remote._answers_sync([(self.name, args)])[0]
+        if answer.error is not None:
+            raise answer.error
+        return answer.facts
 
     def confined(self, args: Any) -> tuple[bool, str]:
         if self._confined is None:
@@ -1483,6 +1601,23 @@ class _RemoteTool:
 
     def __repr__(self) -> str:
         return f"<remote tool {self.name!r}>"
+
+
+@dataclasses.dataclass
+class FactsAnswer:
+    """The answer for one call of ``Remote.facts``: what ``agenttool.facts_of`` and
+    ``agenttool.replay_of`` report for that call on the remote's tool of that name.
+
+    ``claimed`` says the tool claims facts (when not, ``facts`` is ``Facts()``, the call
+    itself); ``error`` is the claim's error, a call nothing can be said about, which a policy
+    must not allow (a name the remote does not have is one); ``replay`` is the server's
+    answer, never KEYED (the idempotency key does not cross MCP).
+    """
+
+    claimed: bool = False
+    facts: at.Facts = dataclasses.field(default_factory=at.Facts)
+    error: Exception | None = None
+    replay: at.Replay = at.Replay.UNKNOWN
 
 
 @dataclasses.dataclass
@@ -1507,6 +1642,7 @@ class _Options:
     rename: Mapping[str, str]
     era: str
     max_timeout: float | None
+    claims: bool = False
 
 
 class _Flight:
@@ -1891,6 +2027,132 @@ class AsyncRemote:
         """The tool named ``name`` (the local, prefixed name) or ``None``."""
         return self._by_name.get(name)
 
+    # --- claims (FACTS_METHOD) ---------------------------------------------------------
+
+    def _claims_on(self) -> bool:
+        """Whether this remote's tools carry the server's claims: the host asked for them
+        (``claims=True``) and the server advertises ``FACTS_CAPABILITY``."""
+        client = self._client
+        caps = client.server_capabilities if client is not None else None
+        return (
+            self._opts.claims and caps is not None and FACTS_CAPABILITY in (caps.experimental or {})
+        )
+
+    async def facts(
+        self, calls: Iterable[tuple[str, Mapping[str, Any] | str | bytes | None]]
+    ) -> list[FactsAnswer]:
+        """Ask the server about several calls, ``(local name, arguments)`` pairs, in one
+        ``FACTS_METHOD`` request; one :class:`FactsAnswer` each, in order.
+
+        A name this remote has no tool for is answered with an error; a call of a tool that
+        claims neither facts nor replay (or any call, without ``claims=True`` or on a server
+        that does not advertise the capability) is answered as no claim without being sent,
+        so a batch of such calls sends nothing.  The request's own failure raises
+        :class:`RemoteError`; each call's is in its answer."""
+        asked = list(calls)
+        out = [FactsAnswer() for _ in asked]
+        send: list[dict[str, Any]] = []
+        places: list[tuple[int, _RemoteTool]] = []
+        for i, (name, args) in enumerate(asked):
+            tool = self._by_name.get(name)
+            if tool is None:
+                out[i] = FactsAnswer(claimed=True, error=RemoteError(f'mcp: no tool "{name}"'))
+                continue
+            if not (tool.claims_facts or tool.claims_replay):
+                continue
+            try:
+                decoded = _decode_args(dict(args) if isinstance(args, Mapping) else args)
+            except at.ValidationError as exc:
+                out[i] = FactsAnswer(claimed=tool.claims_facts, error=exc)
+                continue
+            send.append({"name": tool.remote_name, "arguments": decoded})
+            places.append((i, tool))
+        if not send:
+            return out
+        for (i, tool), answer in zip(places, await self._ask_facts(send)):
+            out[i] = _read_answer(answer, tool)
+        return out
+
+    async def _ask_facts(self, calls: list[dict[str, Any]]) -> list[Any]:
+        """One ``FACTS_METHOD`` request under ``timeout``: the server's answers, one a call."""
+        import asyncio
+
+        import mcp.types as mt
+        from mcp.shared.exceptions import MCPError
+        from pydantic import TypeAdapter
+
+        if self._closed:
+            raise RemoteError(f"mcp: {FACTS_METHOD}: {self._close_error}")
+        client = self._require()
+        params = _facts_params()
+        request: Any = mt.Request[params, str](  # type: ignore[valid-type]
+            method=FACTS_METHOD, params=params(calls=calls)
+        )
+        task = asyncio.current_task()
+        if task is not None:
+            self._calls.add(task)  # close() ends it like a call in flight
+        try:
+            sent = client.session.send_request(request, cast(Any, TypeAdapter(dict[str, Any])))
+            got = await asyncio.wait_for(sent, self._opts.timeout)
+        except asyncio.TimeoutError:
+            raise RemoteError(
+                f"mcp: {FACTS_METHOD}: no answer within {self._opts.timeout:g}s"
+            ) from None
+        except asyncio.CancelledError:
+            if self._closed:
+                raise RemoteError(f"mcp: {FACTS_METHOD}: {self._close_error}") from None
+            raise
+        except MCPError as exc:
+            if self._closed:
+                raise RemoteError(f"mcp: {FACTS_METHOD}: {self._close_error}") from exc
+            raise RemoteError(f"mcp: {FACTS_METHOD}: {exc.error.message}") from exc
+        except Exception as exc:
+            raise RemoteError(f"mcp: {FACTS_METHOD}: {_describe(exc)}") from exc
+        finally:
+            if task is not None:
+                self._calls.discard(task)
+        results = got.get("results")
+        if not isinstance(results, list) or len(results) != len(calls):
+            n = len(results) if isinstance(results, list) else 0
+            raise RemoteError(f"mcp: {FACTS_METHOD}: {n} answers for {len(calls)} calls")
+        return results
+
+    def _loop_from_thread(self, what: str, misuse: str) -> asyncio.AbstractEventLoop:
+        """The connection's loop, for a blocking caller on another thread: a closed
+        connection raises ``RemoteError`` led by ``what``, and a caller on the loop's own
+        thread (which would wait on itself for good) a RuntimeError saying ``misuse``."""
+        import asyncio
+
+        loop = self._loop
+        if self._closed or loop is None:
+            raise RemoteError(f"{what}: {self._close_error}")
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            raise RuntimeError(misuse)
+        return loop
+
+    def _answers_sync(
+        self, calls: list[tuple[str, Mapping[str, Any] | str | bytes | None]]
+    ) -> list[FactsAnswer]:
+        """:meth:`facts` from a thread other than this connection's loop (a tool's
+        ``facts`` or ``replay``, asked by an executor or a policy)."""
+        import asyncio
+
+        loop = self._loop_from_thread(
+            f"mcp: {FACTS_METHOD}",
+            "agenttool_mcp: a remote tool's claims were asked on the connection's own event"
+            " loop; ask from a thread, or await AsyncRemote.facts()",
+        )
+        try:
+            return asyncio.run_coroutine_threadsafe(self.facts(calls), loop).result()
+        except RuntimeError as exc:
+            if loop.is_closed() or not loop.is_running():
+                raise RemoteError(f"mcp: {FACTS_METHOD}: {self._close_error}") from exc
+            raise
+
     # --- listing and refresh ------------------------------------------------------------
 
     async def _list_all(self) -> None:
@@ -2257,18 +2519,11 @@ class AsyncRemote:
         import asyncio
         import queue
 
-        loop = self._loop
-        if self._closed or loop is None:
-            raise RemoteError(f'mcp: call "{tool.remote_name}": {self._close_error}')
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            raise RuntimeError(
-                f'tool "{tool.name}": execute() was called on the connection\'s own event loop; '
-                "run it in a thread (an executor does) or await AsyncRemote.call()"
-            )
+        loop = self._loop_from_thread(
+            f'mcp: call "{tool.remote_name}"',
+            f'tool "{tool.name}": execute() was called on the connection\'s own event loop; '
+            "run it in a thread (an executor does) or await AsyncRemote.call()",
+        )
         args = _decode_args(call.args)
         flight = _Flight(tool)
         inbox = flight.inbox
@@ -2362,6 +2617,27 @@ class AsyncRemote:
                 code=-32603, message="mcp: elicitation answer: accept content must be a JSON object"
             )
         return mt.ElicitResult(action="accept", content=reply.content)
+
+
+def _read_answer(answer: Any, tool: _RemoteTool) -> FactsAnswer:
+    """A server's answer for one call, as the local tool reports it: a claim the tool's
+    ``_meta`` does not mark reads as none; a malformed one as an error (no policy allows it)."""
+    out = FactsAnswer()
+    if not isinstance(answer, dict):
+        answer = {"error": f"mcp: {FACTS_METHOD}: the server's answer is not an object"}
+    if tool.claims_facts:
+        error, facts = answer.get("error"), answer.get("facts")
+        if isinstance(error, str) and error:
+            out.claimed, out.error = True, RemoteError(error)
+        elif facts is not None:
+            out.claimed = True
+            try:
+                out.facts = at.Facts.from_json(facts)
+            except ValueError as exc:
+                out.error = RemoteError(f"mcp: {FACTS_METHOD}: {exc}")
+    if tool.claims_replay and answer.get("replay") == "safe":
+        out.replay = at.Replay.SAFE
+    return out
 
 
 class _Ended(Exception):
@@ -2472,6 +2748,7 @@ def aconnect(
     rename: Mapping[str, str] | None = None,
     era: str = "auto",
     max_timeout: float | None = None,
+    claims: bool = False,
 ) -> AsyncRemote:
     """An ``AsyncRemote`` for asyncio hosts: ``async with aconnect(...) as remote``.
 
@@ -2499,6 +2776,7 @@ def aconnect(
         rename=dict(rename or {}),
         era=era,
         max_timeout=max_timeout,
+        claims=claims,
     )
     return AsyncRemote(opts)
 
@@ -2575,6 +2853,14 @@ class Remote:
         value: str | dict[str, Any] = args if isinstance(args, str) else dict(args or {})
         return tool.execute(at.Call(id="call", args=value))
 
+    def facts(
+        self, calls: Iterable[tuple[str, Mapping[str, Any] | str | bytes | None]]
+    ) -> list[FactsAnswer]:
+        """Ask the server about several calls, ``(local name, arguments)`` pairs, in one
+        request: see :meth:`AsyncRemote.facts`."""
+        result: list[FactsAnswer] = self._run(self.aio.facts(list(calls)))
+        return result
+
     def refresh(self) -> None:
         """List the server's tools again now."""
         self._run(self.aio.refresh())
@@ -2623,6 +2909,7 @@ def connect(
     rename: Mapping[str, str] | None = None,
     era: str = "auto",
     max_timeout: float | None = None,
+    claims: bool = False,
 ) -> Remote:
     """Connect to an MCP server and return its tools' ``Remote`` (a context manager).
 
@@ -2648,6 +2935,13 @@ def connect(
     server that forgot the session (404 after a restart) gets a new one and the request once
     more.  A dropped connection (stdio or HTTP) is opened again by the next call; the call in
     flight fails and is sent again only when its replay is SAFE (a read-only tool).
+    ``claims=True`` trusts the server's claims (see ``FACTS_METHOD``), off by default since a
+    claim is only as true as the server: on a server that advertises ``FACTS_CAPABILITY``, a
+    tool its ``_meta`` marks ``facts`` is factual (``agenttool.facts_of`` asks the server about
+    each call) and one marked ``replay`` reads the server's replay answer (``safe`` is SAFE,
+    anything else UNKNOWN); ``Remote.facts`` asks about several calls in one request.  With
+    ``era="2026-07-28"`` forced the client discovers nothing, so no capability is known and
+    claims stay off; ``"auto"`` discovers them.
     """
     aio = aconnect(
         command,
@@ -2670,6 +2964,7 @@ def connect(
         rename=rename,
         era=era,
         max_timeout=max_timeout,
+        claims=claims,
     )
     return Remote(aio)
 

@@ -2255,6 +2255,7 @@ SAMPLES: dict[str, Any] = {
     "annotations": at.Annotations(idempotent=True),
     "confined": lambda args: (True, "container:agent-sandbox"),
     "replay": lambda args: at.Replay.KEYED,
+    "facts": lambda args: at.Facts([at.FactCall("", args, "does nothing")]),
     "output_schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
     "needs_approval": lambda args: True,
     "timeout": 30,
@@ -2268,7 +2269,7 @@ SAMPLES: dict[str, Any] = {
     "isolated": True,
 }
 # The readers that take the call's arguments besides the tool.
-ARG_READERS = (at.confined_by, at.replay_of, at.needs_approval_of)
+ARG_READERS = (at.confined_by, at.replay_of, at.facts_of, at.needs_approval_of)
 
 
 def raw(fn: Any, name: str = "raw", **options: Any) -> at.Tool:
@@ -2364,7 +2365,7 @@ class TestWrap(unittest.TestCase):
         readers = {
             n for n in at.__all__ if n.startswith("is_") or n.endswith("_of") or n.endswith("_by")
         }
-        readers -= {"record_of", "schema_of"}
+        readers -= {"record_of", "schema_of", "is_factual"}  # is_factual: facts' presence
         self.assertEqual(readers, {r.__name__ for r in at.PROPERTIES.values()})
 
     def test_wrap_forwards_every_property(self) -> None:
