@@ -128,6 +128,7 @@ __all__ = [
     "is_isolated",
     "ResultCache",
     "Journal",
+    "APPROVAL_RECORD",
     "JournalError",
     "Uncertain",
     "FunctionTool",
@@ -8679,10 +8680,10 @@ def _answered(t: Tool, call: Call, answer: Any, facts: Facts | None = None) -> C
     raise ToolError(f'call to "{t.name}" was denied: it was not approved, and did not run')
 
 
-def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> Job:
-    """The job the executor runs: its call repaired when lenient applies, and where the tool
-    needs approval, with its facts and as the approver answered; a denial raises
-    :class:`ToolError`."""
+def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> tuple[Job, Any]:
+    """The job the executor runs, and the approver's answer (``None`` when none was asked):
+    its call repaired when lenient applies, and where the tool needs approval, with its facts
+    and as the approver answered; a denial raises :class:`ToolError`."""
     t = job.tool
     assert t is not None
     own = getattr(t, "lenient", None)
@@ -8691,10 +8692,10 @@ def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> 
         and own is not True
         and not (own is None and lenient)
     ):
-        return job  # the common case, kept cheap: nothing to ask, nothing to repair
+        return job, None  # the common case, kept cheap: nothing to ask, nothing to repair
     call, needed = _screen(t, job.call, lenient)
     if not needed:
-        return job if call is job.call else Job(t, call)
+        return (job if call is job.call else Job(t, call)), None
     if approver is None:
         _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied: there is no approver')
         raise ToolError(
@@ -8711,7 +8712,7 @@ def _approve(job: Job, approver: Callable[[Job], Any] | None, lenient: bool) -> 
         ) from exc
     if answer is not True and not isinstance(answer, dict):
         _log(_WARNING, f'call "{call.id}" of tool "{t.name}" denied by its approver')
-    return Job(t, _answered(t, call, answer, facts), facts)
+    return Job(t, _answered(t, call, answer, facts), facts), answer
 
 
 def _check_clashes(names: list[str], what: str, old: list[str] | None = None) -> None:
@@ -11135,32 +11136,46 @@ class Journal:
         )
 
     def intent(
-        self, run: str, call_id: str, tool: str, definition: str, args: dict[str, Any]
+        self,
+        run: str,
+        call_id: str,
+        tool: str,
+        definition: str,
+        args: dict[str, Any],
+        approval: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Make the call's intent durable, or read the one already there: a dict with
         ``status`` (intent, done, uncertain, resolved), ``key`` (minted once), ``outcome`` and
-        ``definition_changed``.  Other arguments under the same call id raise JournalError."""
+        ``definition_changed``.  Other arguments under the same call id raise JournalError.
+        An ``approval`` (who answered, how, the hash of the arguments it let run) is written
+        in the same transaction, as the call's :data:`APPROVAL_RECORD` record: consumed with
+        the intent, so it never covers another attempt."""
         import time
         import uuid
 
         args_hash = _args_hash(args)
-        rows = self._write(
-            [
-                (
-                    "INSERT INTO agenttool_calls (run, call_id, tool, definition_hash, args_hash,"
-                    " idem_key, status, outcome, started)"
-                    " VALUES (?, ?, ?, ?, ?, ?, 'intent', NULL, ?)"
-                    " ON CONFLICT (run, call_id) DO NOTHING",
-                    (run, call_id, tool, definition, args_hash, uuid.uuid4().hex, time.time()),
-                ),
-                (
-                    "SELECT tool, definition_hash, args_hash, idem_key, status, outcome"
-                    " FROM agenttool_calls"
-                    " WHERE run = ? AND call_id = ?",
-                    (run, call_id),
-                ),
-            ]
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            (
+                "INSERT INTO agenttool_calls (run, call_id, tool, definition_hash, args_hash,"
+                " idem_key, status, outcome, started)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'intent', NULL, ?)"
+                " ON CONFLICT (run, call_id) DO NOTHING",
+                (run, call_id, tool, definition, args_hash, uuid.uuid4().hex, time.time()),
+            ),
+        ]
+        if approval is not None:
+            data = _dumps(approval)
+            guard = (tool, args_hash)  # not for a call id journaled with other arguments
+            statements.append(_record_insert(run, call_id, APPROVAL_RECORD, data, guard))
+        statements.append(
+            (
+                "SELECT tool, definition_hash, args_hash, idem_key, status, outcome"
+                " FROM agenttool_calls"
+                " WHERE run = ? AND call_id = ?",
+                (run, call_id),
+            )
         )
+        rows = self._write(statements)
         old_tool, old_def, old_args, key, status, outcome = rows[0]
         if old_tool != tool or old_args != args_hash:
             raise JournalError(
@@ -11219,16 +11234,7 @@ class Journal:
 
     def record(self, run: str, call_id: str, record: Record) -> None:
         """Make one of the call's records durable, after those it wrote before."""
-        self._write(
-            [
-                (
-                    "INSERT INTO agenttool_records (run, call_id, seq, ns, data)"
-                    " SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM agenttool_records"
-                    " WHERE run = ? AND call_id = ?",
-                    (run, call_id, record.ns, record.data, run, call_id),
-                )
-            ]
-        )
+        self._write([_record_insert(run, call_id, record.ns, record.data)])
 
     def records(self, run: str, call_id: str) -> list[Record]:
         """The records the call wrote, over all its attempts, in order."""
@@ -11372,6 +11378,32 @@ def _restored(outcome: dict[str, Any]) -> tuple[Result | None, BaseException | N
     )
 
 
+APPROVAL_RECORD = "agenttool:approval"
+"""The namespace of the record a journal writes with a call's intent when an approval let
+that attempt run: ``{"by": "approver" | "approvals", "answer": "allowed" | "edited",
+"args_hash": ...}`` (the RFC 8785 hash of the arguments that ran)."""
+
+
+def _record_insert(
+    run: str, call_id: str, ns: str, data: str, intent: tuple[str, str] | None = None
+) -> tuple[str, tuple[Any, ...]]:
+    """The statement that appends a record to a call's, after those written before; with
+    ``intent`` (tool, arguments' hash), only when the call's intent is that one."""
+    text = (
+        "INSERT INTO agenttool_records (run, call_id, seq, ns, data)"
+        " SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM agenttool_records"
+        " WHERE run = ? AND call_id = ?"
+    )
+    params: tuple[Any, ...] = (run, call_id, ns, data, run, call_id)
+    if intent is not None:
+        text += (
+            " HAVING EXISTS (SELECT 1 FROM agenttool_calls"
+            " WHERE run = ? AND call_id = ? AND tool = ? AND args_hash = ?)"
+        )
+        params += (run, call_id, *intent)
+    return text, params
+
+
 class _RunJournal:
     """One batch's use of a journal under a run id: the run's lease (taken as the batch
     begins, renewed while it runs), what the journal held for the run then, and the writes
@@ -11498,13 +11530,15 @@ class _RunJournal:
             known = self.hashes[id(t)] = (t, definition_hash(t))
         return known[1]
 
-    def intent(self, t: Tool, asked: Call, name: str) -> str:
+    def intent(
+        self, t: Tool, asked: Call, name: str, approval: dict[str, Any] | None = None
+    ) -> str:
         """Make the call's intent durable before its tool starts, under the arguments the
         model wrote (``asked``, the call's identity in the run, whatever an approval or a
-        rewrite runs instead); the key the journal minted for it (once, kept across
-        attempts)."""
+        rewrite runs instead), with the approval this attempt runs under; the key the journal
+        minted for it (once, kept across attempts)."""
         args = _parse_arguments(asked.args)
-        got = self.journal.intent(self.run, asked.id, name, self.definition(t), args)
+        got = self.journal.intent(self.run, asked.id, name, self.definition(t), args, approval)
         return str(got["key"])
 
     def outcome(self, call_id: str, result: Result | None, error: BaseException | None) -> None:
@@ -12075,7 +12109,7 @@ class Executor:
                 done, failed, s.replayed = earlier
                 return failed if failed is not None else done or Result("")
         try:
-            job = _approve(job, self.approver, self.lenient)
+            job, answer = _approve(job, self.approver, self.lenient)
         except Exception as exc:  # noqa: BLE001 - a denial: the job's error
             return self._shown(exc, name, limit)
         if job.call is not call:
@@ -12092,8 +12126,18 @@ class Executor:
                 refusal.__cause__ = exc
                 return self._shown(refusal, name, limit)
         if journal is not None:
+            approval = None
+            if answer is not None:
+                approval = {
+                    "by": "approver",
+                    "answer": "edited" if answer is not True else "allowed",
+                }
+            elif isinstance(job.tool, _Approved):
+                approval = {"by": "approvals", "answer": "allowed"}
+            if approval is not None:  # what ran, by its arguments' hash
+                approval["args_hash"] = _args_hash(_parse_arguments(call.args))
             try:
-                key = journal.intent(job.tool, asked, name)  # type: ignore[arg-type]
+                key = journal.intent(job.tool, asked, name, approval)  # type: ignore[arg-type]
             except Exception as exc:  # noqa: BLE001 - no intent, no run
                 return _not_run(call, "its intent could not be journaled", exc)
             call = _swap_call(Call(call.id, call.args, key, call.on_update))

@@ -471,6 +471,71 @@ class Approvals(unittest.TestCase):
         self.assertEqual(asked, ["a", "b"])
 
 
+class JournaledApprovals(unittest.TestCase):
+    """Issue 18, rule 1: an approval is journaled with the intent it let run."""
+
+    def setUp(self) -> None:
+        @at.tool(needs_approval=True)
+        def delete(path: str) -> str:
+            """Delete a file."""
+            return f"deleted {path}"
+
+        @at.tool
+        def look(path: str) -> str:
+            """Look at a file."""
+            return path
+
+        self.tools = [delete, look]
+        self.dir = tempfile.TemporaryDirectory()
+        self.journal = at.Journal(os.path.join(self.dir.name, "a.db"))
+        self.addCleanup(self.dir.cleanup)
+        self.addCleanup(self.journal.close)
+
+    def approvals_of(self, run: str, call_id: str) -> list[dict[str, Any]]:
+        return [
+            json.loads(r.data)
+            for r in self.journal.records(run, call_id)
+            if r.ns == at.APPROVAL_RECORD
+        ]
+
+    def test_the_approver_s_answer_is_recorded_with_the_intent(self) -> None:
+        def approver(job: at.Job) -> Any:
+            return True if job.call.id == "a" else {"path": "/tmp/y"}
+
+        ex = at.Executor(approver=approver, journal=self.journal)
+        delete, look = self.tools
+        jobs = [
+            at.Job(delete, at.Call("a", {"path": "/etc/x"})),
+            at.Job(delete, at.Call("b", {"path": "/etc/y"})),
+            at.Job(look, at.Call("c", {"path": "/etc/z"})),
+        ]
+        _, errors = ex.results(jobs, run="t")
+        self.assertEqual(errors, [None, None, None])
+        (allowed,) = self.approvals_of("t", "a")
+        self.assertEqual((allowed["by"], allowed["answer"]), ("approver", "allowed"))
+        self.assertEqual(allowed["args_hash"], at._args_hash({"path": "/etc/x"}))
+        (edited,) = self.approvals_of("t", "b")
+        self.assertEqual(edited["answer"], "edited")
+        self.assertEqual(edited["args_hash"], at._args_hash({"path": "/tmp/y"}))  # what ran
+        self.assertEqual(self.approvals_of("t", "c"), [])  # it needed none
+
+    def test_a_tool_set_s_approvals_are_recorded_and_a_refused_call_writes_none(self) -> None:
+        ts = at.ToolSet(self.tools)
+        items = [responses_call("a", "delete", {"path": "/etc/x"})]
+        first = ts.run(items, approvals={}, journal=self.journal, run="t")
+        ts.run(items, approvals={first.pending[0].hash: True}, journal=self.journal, run="t")
+        self.assertEqual([a["by"] for a in self.approvals_of("t", "a")], ["approvals"])
+        # the same call id with other arguments is refused: no approval is written for it
+        ex = at.Executor(approver=lambda job: True, journal=self.journal)
+        _, errors = ex.results([at.Job(self.tools[0], at.Call("a", {"path": "/other"}))], run="t")
+        self.assertIn("other arguments", str(errors[0]))
+        digest = at.definition_hash(self.tools[0])
+        approval = {"by": "approver", "answer": "allowed", "args_hash": ""}
+        with self.assertRaisesRegex(at.JournalError, "other arguments"):
+            self.journal.intent("t", "a", "delete", digest, {"path": "/other"}, approval)
+        self.assertEqual(len(self.approvals_of("t", "a")), 1)
+
+
 class Keys(unittest.TestCase):
     """Issue 17: a harness sending a call again gets the same idempotency key."""
 
@@ -944,6 +1009,21 @@ class PostgresRuns(unittest.TestCase, CrashChecks):
 
     def test_100_runs_killed_at_random_points_on_postgres(self) -> None:
         drive(self, sys.executable, 100, 5432, pg=self.dsn())
+
+    def test_an_approval_is_recorded_with_the_intent_on_postgres(self) -> None:
+        journal = at.Journal(connect=self.connect)
+        try:
+            digest = "d" * 64
+            approval = {"by": "approver", "answer": "allowed", "args_hash": "x"}
+            journal.intent("pg-approval", "a1", "delete", digest, {"path": "/x"}, approval)
+            with self.assertRaisesRegex(at.JournalError, "other arguments"):
+                journal.intent("pg-approval", "a1", "delete", digest, {"path": "/y"}, approval)
+            records = journal.records("pg-approval", "a1")
+            self.assertEqual(
+                [(r.ns, json.loads(r.data)) for r in records], [(at.APPROVAL_RECORD, approval)]
+            )
+        finally:
+            journal.close()
 
     def test_two_resumers_at_once_get_one_winner(self) -> None:
         journal = at.Journal(connect=self.connect)
