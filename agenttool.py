@@ -6834,7 +6834,14 @@ def elicit(question: Elicitation) -> Answer:
     scope = _scope.get()
     if scope is None or scope.elicitor is None:
         return Answer(Action.CANCEL)
-    return scope.elicitor(question)
+    # a pool thread waiting for a person: another may take its place meanwhile, so calls
+    # waiting for answers never starve the pool (their number is the host's to bound)
+    blocked = _workers.block()
+    try:
+        return scope.elicitor(question)
+    finally:
+        if blocked:
+            _workers.unblock()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -9900,8 +9907,9 @@ class _WorkerPool:
                     self._excused -= 1
 
     def block(self) -> bool:
-        """This thread (when it is the pool's) waits for a nested batch: let another take its
-        place.  Whether it was excused (then :meth:`unblock` it when the wait ends)."""
+        """This thread (when it is the pool's) waits for a nested batch, an async tool's task
+        or a person's answer: let another take its place.  Whether it was excused (then
+        :meth:`unblock` it when the wait ends)."""
         if not getattr(self._local, "worker", False):
             return False
         return self._excuse(threading.current_thread(), self._blocked)

@@ -575,9 +575,11 @@ class _ServerState:
         max_requests: int,
         abandon_after: float,
         errors: at.ErrorPolicy = "full",
+        max_waiting: int = 64,
     ) -> None:
         self.lock = threading.Lock()
         self.errors = errors
+        self.max_waiting = max_waiting
         self.entries: dict[str, _Entry] = {}
         self.recorder = recorder
         self.page_size = page_size
@@ -709,6 +711,7 @@ def build_server(
     max_requests: int = 10,
     abandon_after: float = 1800.0,
     errors: at.ErrorPolicy = "full",
+    max_waiting: int = 64,
 ) -> Server[Any]:
     """Build the SDK's low-level MCP server for ``tools``.
 
@@ -718,12 +721,16 @@ def build_server(
     elicitation and records work inside it), and ``tools.listChanged`` is advertised and sent
     by ``set_tools``.  ``recorder`` takes the records tools write; ``page_size`` splits
     ``tools/list`` into pages; a call may ask ``max_requests`` questions on a 2026-07-28
-    session, whose answers must come within ``abandon_after`` seconds.  ``version`` defaults
-    to agenttool's own.  ``errors`` is the error policy, as ``agenttool.Executor`` takes it
-    (``"redacted"`` keeps a tool's own exception text from the client).  A tool with an
-    output schema (``agenttool.output_schema_of``) serves it as ``outputSchema`` and its
-    ``Result.structured`` as ``structuredContent`` (checked against the schema first); a
-    value that is not an object crosses as ``{"result": value}``.
+    session, whose answers must come within ``abandon_after`` seconds; at most
+    ``max_waiting`` calls wait for answers on the server (the era has no session to count
+    by), and a call asking beyond that ends with an error saying so.  A waiting call holds
+    its tool's thread and its batch's, neither counted against the pool's thread cap.
+    ``version`` defaults to agenttool's own.  ``errors`` is the error policy, as
+    ``agenttool.Executor`` takes it (``"redacted"`` keeps a tool's own exception text from
+    the client).  A tool with an output schema (``agenttool.output_schema_of``) serves it
+    as ``outputSchema`` and its ``Result.structured`` as ``structuredContent`` (checked
+    against the schema first); a value that is not an object crosses as
+    ``{"result": value}``.
     """
     _mcp_available()
     import mcp.types as mt
@@ -731,7 +738,14 @@ def build_server(
     from mcp.server.subscriptions import ListenHandler
 
     at._check_errors(errors)
-    state = _ServerState(recorder, page_size, max_requests, abandon_after, errors)
+    state = _ServerState(
+        recorder,
+        page_size,
+        max_requests,
+        abandon_after,
+        errors,
+        _positive_count("max_waiting", max_waiting),
+    )
     state.entries = _entries_of(tools)
 
     class _AgentServer(Server[Any]):
@@ -844,7 +858,16 @@ def build_server(
                     run.key = f"elicit_{run.asked}"
                     run.question = question
                     with state.lock:
-                        state.pending[token] = run
+                        full = len(state.pending) >= state.max_waiting
+                        if not full:
+                            state.pending[token] = run
+                    if full:  # the run is stopped (its tool cancelled) on the way out
+                        return _error_result(
+                            f'agenttool_mcp: tool "{run.entry.tool.name}" asked a question, but '
+                            f"{state.max_waiting} calls already wait for answers on this server "
+                            f"(its max_waiting): answer them, or let them expire after "
+                            f"{state.abandon_after:g} s, and call again"
+                        )
                     run.abandon = _running_loop().call_later(
                         state.abandon_after, _abandon, state, token
                     )
@@ -917,6 +940,13 @@ def _running_loop() -> asyncio.AbstractEventLoop:
     import asyncio
 
     return asyncio.get_running_loop()
+
+
+def _positive_count(option: str, value: Any) -> int:
+    """``value`` when it is a whole number of at least 1, else a ValueError naming ``option``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"agenttool_mcp: {option} must be a whole number of at least 1")
+    return value
 
 
 def _abandon(state: _ServerState, token: str) -> None:

@@ -185,6 +185,31 @@ class TestDeadlinesAtTheCap(unittest.TestCase):
         )
         isolated(self, code, expected, timeout=60)
 
+    def test_calls_waiting_for_a_person_do_not_hold_the_pool(self) -> None:
+        # 24 calls ask at once under a cap of 8 threads, and the person answers only once
+        # all have asked: the askers' threads let others start, so the batch completes
+        code = """
+        import threading
+        at.set_max_threads(8)
+        asked, everyone = [], threading.Event()
+
+        def elicitor(question):
+            asked.append(question.message)
+            if len(asked) == 24:
+                everyone.set()
+            everyone.wait(30)
+            return at.Answer(at.Action.ACCEPT, {})
+
+        def ask(c):
+            return at.elicit(at.Elicitation("ok?")).action.value
+
+        t = at.new_func("ask", "", None, ask, timeout=40)
+        ex = at.Executor(max_parallel=24, elicitor=elicitor)
+        results, errors = ex.results([at.Job(t, at.Call(str(i))) for i in range(24)])
+        print(sorted({r.output for r in results}), errors.count(None), everyone.is_set())
+        """
+        isolated(self, code, "['accept'] 24 True\n", timeout=60)
+
 
 class TestCancelWins(unittest.TestCase):
     def test_a_cancel_while_the_approver_decides_ends_the_job_and_the_tool_never_runs(

@@ -344,5 +344,73 @@ class TestReconnectAfterADrop(base._Fixture):
             self.assertEqual(len(self.starts("look.starts")), 2)
 
 
+PARKING = """
+import asyncio, sys, threading
+sys.path.insert(0, sys.argv[1])
+import anyio
+import agenttool as at, agenttool_mcp as am
+import mcp.types as mt
+from mcp import Client
+
+at.set_max_threads(8)  # the pool's cap: many more questions than threads wait below
+
+def waits(call):
+    return at.text(at.elicit(at.Elicitation("Anyone?")).action.value)
+
+quick = at.new_func("quick", "Q.", None, lambda c: "q")
+tools = [at.new_func("waits", "Waits.", None, waits), quick]
+server = am.build_server(tools, max_waiting=40)
+
+async def elicit(ctx, params):  # says the client can be asked; answers go in requests
+    return mt.ElicitResult(action="accept", content={})
+
+async def main():
+    async with Client(server, elicitation_callback=elicit) as client:
+        with anyio.fail_after(60):
+            pending = [
+                await client.session.call_tool("waits", {}, allow_input_required=True)
+                for _ in range(40)
+            ]
+            print(all(isinstance(p, mt.InputRequiredResult) for p in pending))
+            print((await client.call_tool("quick", {})).content[0].text)  # still served
+            over = await client.session.call_tool("waits", {}, allow_input_required=True)
+            print(over.is_error, "max_waiting" in over.content[0].text)
+            done = await client.session.call_tool(
+                "waits",
+                {},
+                input_responses={"elicit_1": mt.ElicitResult(action="decline")},
+                request_state=pending[0].request_state,
+                allow_input_required=True,
+            )
+            print(done.content[0].text)  # a parked call still completes when answered
+
+asyncio.run(main())
+"""
+
+
+class TestQuestionsWaitWithinBounds(base._Case):
+    """Issue 20: questions a client leaves unanswered cannot stop the server."""
+
+    @_quiet("mcp")
+    def test_more_waiting_questions_than_pool_threads_and_a_bound_beyond(self) -> None:
+        import subprocess
+        import sys
+
+        root = os.path.dirname(os.path.abspath(__file__))
+        done = subprocess.run(
+            [sys.executable, "-c", PARKING, root],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env=CHILD_ENV,
+        )
+        self.assertEqual(done.stdout, "True\nq\nTrue True\ndecline\n", done.stderr[-3000:])
+
+    def test_max_waiting_is_a_positive_whole_number(self) -> None:
+        for bad in (0, -1, 1.5, True):
+            with self.assertRaisesRegex(ValueError, "max_waiting"):
+                am.build_server([], max_waiting=bad)
+
+
 if __name__ == "__main__":
     unittest.main()
