@@ -13674,7 +13674,11 @@ def _cli_param_line(p: _CliParam) -> str:
     if p.description.strip():
         line += ": " + " ".join(p.description.split())
     if p.enum:
-        line += ". One of " + ", ".join(f"`{json.dumps(v, ensure_ascii=False)}`" for v in p.enum)
+        line += (
+            (" " if line.endswith(".") else ". ")
+            + "One of "
+            + ", ".join(f"`{json.dumps(v, ensure_ascii=False)}`" for v in p.enum)
+        )
     return line
 
 
