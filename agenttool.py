@@ -12812,10 +12812,22 @@ class _CliParam:
     scalar flag), ``repeated`` (an array of scalars, one flag per element), ``map`` (an
     object of scalars, ``--map key=value``), ``object`` (its members have flags of their own)
     or ``json`` (JSON only); ``type`` is the JSON type of one flag value.  ``required`` is
-    whether the object holding it requires it.
+    whether the object holding it requires it.  ``null_default`` marks a strict tool's
+    parameter whose ``null`` means its default: required by the schema, left out of the
+    command line, and sent as ``null``.
     """
 
-    __slots__ = ("path", "kind", "type", "required", "description", "enum", "default", "members")
+    __slots__ = (
+        "path",
+        "kind",
+        "type",
+        "required",
+        "description",
+        "enum",
+        "default",
+        "members",
+        "null_default",
+    )
 
     def __init__(
         self,
@@ -12836,6 +12848,7 @@ class _CliParam:
         self.enum = enum
         self.default = default
         self.members = members
+        self.null_default = False
 
     @property
     def flag(self) -> str:
@@ -12984,19 +12997,34 @@ def _cli_params(
         enum_values = [v for v in enum if v is not None] if isinstance(enum, list) else []
         if shape == "json":
             kind = _cli_type_words(node, kind, root, 0)
+        # strict: a parameter with a default is required and nullable, null meaning the default
+        null_default = name in required and name in defaults and _cli_admits_null(sub, root)
         out.append(
             _CliParam(
                 where,
                 shape,
                 kind,
-                name in required,
+                name in required and not null_default,
                 description if isinstance(description, str) else "",
                 enum_values,
                 _cli_plain_default(default),
                 members,
             )
         )
+        out[-1].null_default = null_default
     return out
+
+
+def _cli_admits_null(node: Any, root: dict[str, Any]) -> bool:
+    """Whether a property's schema admits ``null`` (a nullable type or a null branch)."""
+    node = _resolve_local(node, root)
+    if not isinstance(node, dict):
+        return False
+    t = node.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t):
+        return True
+    branches = node.get("anyOf") or node.get("oneOf") or ()
+    return any(_resolve_local(b, root) == {"type": "null"} for b in branches)
 
 
 def _cli_plain_default(default: Any) -> Any:
@@ -13147,6 +13175,9 @@ def _cli_parse(cmd: _CliCommand, prog: str, argv: list[str]) -> dict[str, Any] |
                     f'--{by_flags[key]} and the JSON argument both give "{key}"; give it once'
                 )
         args.update(given)
+    for p in cmd.params:
+        if p.null_default and p.path[0] not in args:
+            args[p.path[0]] = None  # what a model sends under strict for "the default"
     return args
 
 

@@ -154,13 +154,19 @@ raw = agenttool.new_func(
 )
 
 
+@agenttool.tool(strict=True)
+def fetch(url: str, retries: int = 2, note: Optional[str] = None) -> dict:
+    """Fetch a URL, with a strict schema."""
+    return {"url": url, "retries": retries, "note": note}
+
+
 @agenttool.tool
 def helpful(help: str) -> str:
     """A parameter named help."""
     return "help is " + help
 
 
-TOOLS = [read_file, tag, fail, ask, delete, work, shot, raw, helpful]
+TOOLS = [read_file, tag, fail, ask, delete, work, shot, raw, fetch, helpful]
 main = agenttool.command(TOOLS, prog="kit")
 
 if __name__ == "__main__":
@@ -239,6 +245,18 @@ class TestCommandFlags(_Kit):
     def test_a_number_and_an_enum_from_flags(self) -> None:
         got = self.args_of("tag", "--tags", "a", "--ratio", "2.5", "--level", "high")
         self.assertEqual((got["ratio"], got["level"]), (2.5, "high"))
+
+    def test_a_strict_tool_s_defaults_need_no_flag(self) -> None:
+        # under strict every property is required and null means the default: a flag left
+        # out is sent as null, as a model would send it
+        got = self.args_of("fetch", "--url", "u")
+        self.assertEqual(got, {"url": "u", "retries": 2, "note": None})
+        got = self.args_of("fetch", "--url", "u", "--retries", "5", "--note", "n")
+        self.assertEqual(got, {"url": "u", "retries": 5, "note": "n"})
+        self.assertIn(
+            "kit fetch --url <string> [--retries <integer>] [--note <string>]",
+            self.kit("help", "fetch").stdout,
+        )
 
     def test_a_tool_with_a_help_parameter_keeps_its_flag(self) -> None:
         done = self.kit("helpful", "--help", "me")
