@@ -13767,7 +13767,23 @@ def main(argv: list[str] | None = None) -> int:
             return _cli_refused(exc)
     import argparse
 
-    parser = argparse.ArgumentParser(
+    class Parser(argparse.ArgumentParser):
+        """Usage errors in one line saying what would be right, status 2 (argparse prints
+        the whole usage above them, which buries the line that matters)."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(2, f"{self.prog}: {message} ({self.prog} --help shows the usage)\n")
+
+    class Once(argparse.Action):
+        """An option given twice is a mistake, not "the last one wins"."""
+
+        def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+            if getattr(namespace, f"_given_{self.dest}", False):
+                parser.error(f"{option} given twice; give it once")
+            setattr(namespace, f"_given_{self.dest}", True)
+            setattr(namespace, self.dest, values)
+
+    parser = Parser(
         prog="python -m agenttool",
         usage=_CLI_USAGE,
         description="List and call the tools of a Python module, as a model would.",
@@ -13782,6 +13798,7 @@ def main(argv: list[str] | None = None) -> int:
     listing.add_argument("target", metavar="TARGET")
     listing.add_argument(
         "--format",
+        action=Once,
         default="responses",
         help="responses (default), chat, anthropic or gemini",
     )

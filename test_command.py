@@ -616,6 +616,18 @@ class TestRunSubcommand(_Kit):
         helped = self.run_module("-m", "--help")
         self.assertIn("run TARGET", helped.stdout)
 
+    def test_the_existing_subcommands_mistyped_get_one_line(self) -> None:
+        for argv, says in (
+            (("list",), "the following arguments are required: TARGET"),
+            (("list", "kit.py", "--format", "chat", "--format", "gemini"), "given twice"),
+            (("call", "kit.py", "read_file", "--bogus"), "unrecognized arguments: --bogus"),
+            (("lsit", "kit.py"), "invalid choice: 'lsit'"),
+        ):
+            done = self.run_module("-m", *argv)
+            self.assertEqual((done.returncode, done.stdout), (2, ""), argv)
+            self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
+            self.assertIn(says, done.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
