@@ -13058,12 +13058,20 @@ def _cli_commands(tools: Sequence[Tool]) -> list[_CliCommand]:
 # ----- reading a command line ----------------------------------------------------------------
 
 
+def _cli_quote(text: str) -> str:
+    """A value from the command line quoted in a message, a bounded amount of it."""
+    return json.dumps(_cut_middle(text, 80), ensure_ascii=False)
+
+
 def _cli_convert(flag: str, kind: str, text: str) -> Any:
     """One flag value as the JSON value of ``kind``; a _CliUsage when it is not one."""
     if kind == "string":
         return text
     if kind == "integer" and _CLI_INTEGER.fullmatch(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+            pass
     if kind == "number" and _CLI_NUMBER.fullmatch(text):
         number = float(text) if any(c in text for c in ".eE") else int(text)
         if _is_finite(float(number)):
@@ -13072,7 +13080,7 @@ def _cli_convert(flag: str, kind: str, text: str) -> Any:
         return _CLI_BOOLEANS[text.lower()]
     said = {"integer": "an integer", "number": "a number", "boolean": "true or false"}[kind]
     alone = " (alone it means true)" if kind == "boolean" else ""
-    raise _CliUsage(f"--{flag} takes {said}{alone}, got {json.dumps(text, ensure_ascii=False)}")
+    raise _CliUsage(f"--{flag} takes {said}{alone}, got {_cli_quote(text)}")
 
 
 def _cli_put(args: dict[str, Any], p: _CliParam, spelled: str, text: str) -> None:
@@ -13091,8 +13099,7 @@ def _cli_put(args: dict[str, Any], p: _CliParam, spelled: str, text: str) -> Non
         entry, eq, value = text.partition("=")
         if not eq or not entry:
             raise _CliUsage(
-                f"--{spelled} takes key=value (--{spelled} name=<{p.type}>), "
-                f"got {json.dumps(text, ensure_ascii=False)}"
+                f"--{spelled} takes key=value (--{spelled} name=<{p.type}>), got {_cli_quote(text)}"
             )
         entries = holder.setdefault(key, {})
         if entry in entries:
@@ -13190,7 +13197,7 @@ def _cli_json_argument(text: str) -> dict[str, Any]:
     try:
         value = _loads(text) if text.strip() else {}
     except ValidationError as exc:
-        shown = json.dumps(_cut_middle(text, 60), ensure_ascii=False)
+        shown = _cli_quote(text)
         hint = "" if text.lstrip().startswith(("{", "[")) else "; to give a value, use its flag"
         raise _CliUsage(f"{source} {shown} is {exc.msg}{hint}") from None
     if not isinstance(value, dict):
@@ -13208,8 +13215,7 @@ def _cli_answer(text: str) -> Answer:
         value = None
     if not isinstance(value, dict):
         raise _CliUsage(
-            f"--answer takes accept, decline, cancel or a JSON object, got "
-            f"{json.dumps(text, ensure_ascii=False)}"
+            f"--answer takes accept, decline, cancel or a JSON object, got {_cli_quote(text)}"
         )
     return Answer(Action.ACCEPT, value)
 
@@ -13265,7 +13271,7 @@ class _CliRecordFile:
             "tool": self.tool,
             "call": self.call_id,
             "ns": record.ns,
-            "data": _loads(record.data),
+            "data": _cli_record_data(record.data),
         }
         with self._lock:
             try:
@@ -13278,6 +13284,15 @@ class _CliRecordFile:
 
     def close(self) -> None:
         self.file.close()
+
+
+def _cli_record_data(data: str) -> Any:
+    """A record's data as the JSON value it holds (as a string when it holds none, as a
+    record made elsewhere may)."""
+    try:
+        return _loads(data)
+    except ValidationError:
+        return data
 
 
 # ----- running a command line ----------------------------------------------------------------

@@ -346,6 +346,12 @@ class TestCommandExitStatus(_Kit):
             "read_file", "--path", "x", "--answer", "accept", says="--answer goes before the"
         )
 
+    def test_2_a_huge_value_is_quoted_in_part(self) -> None:
+        said = self.usage_error(
+            "read_file", "--path", "x", "--max-bytes", "9" * 5000, says="takes an integer"
+        )
+        self.assertLess(len(said), 400)
+
     def test_2_an_answer_no_question_used(self) -> None:
         done = self.kit("--answer", "accept", "read_file", "--path", "x")
         self.assertEqual(done.returncode, 2)
