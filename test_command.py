@@ -635,5 +635,39 @@ class TestRunSubcommand(_Kit):
             self.assertIn(says, done.stderr)
 
 
+class TestReadmeCommands(unittest.TestCase):
+    def test_the_readme_s_run_commands_work_when_pasted(self) -> None:
+        import re
+
+        if shutil.which("bash") is None:
+            self.skipTest("no bash to paste into")
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        section = readme.split("### A tool set as a command", 1)[1].split("\n## ", 1)[0]
+        (block,) = [b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if " run " in b]
+        bin_dir = tempfile.mkdtemp(prefix="agenttool-bin-")
+        self.addCleanup(shutil.rmtree, bin_dir, True)
+        os.symlink(sys.executable, os.path.join(bin_dir, "python"))
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+        env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+        for line in block.strip().splitlines():
+            with self.subTest(line):
+                done = subprocess.run(
+                    ["bash", "-c", line],
+                    cwd=ROOT,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                self.assertEqual(done.returncode, 0, done.stderr)
+                said = re.search(r'echo "exit \$\?"\s*# (\d)', line)
+                if said:  # the status the comment promises
+                    self.assertIn(f"exit {said.group(1)}", done.stdout)
+                else:
+                    self.assertTrue(done.stdout.strip(), line)
+
+
 if __name__ == "__main__":
     unittest.main()
