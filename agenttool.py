@@ -13641,7 +13641,7 @@ def _cli_usage_of(prog: str, cmd: _CliCommand) -> str:
     """One command's section: its description and hints, its synopsis, and each parameter."""
     text = cmd.description.strip()
     hints = _cli_hints(annotations_of(cmd.tool))
-    head = "\n\n".join(s for s in (text, hints) if s)
+    head = "\n\n".join(s for s in (text, hints, _cli_approval(cmd.tool)) if s)
     lines = [f"### `{cmd.name}`", ""]
     if head:
         lines += [head, ""]
@@ -13651,6 +13651,18 @@ def _cli_usage_of(prog: str, cmd: _CliCommand) -> str:
         lines.append("")
         lines += [f"- {_cli_param_line(p)}" for p in params]
     return "\n".join(lines) + "\n"
+
+
+def _cli_approval(t: Tool) -> str:
+    """Says that calls may need approval, when the tool's reader answers so for no arguments
+    (a ``needs_approval(args)`` function may answer otherwise for others: hence "may")."""
+    try:
+        needs = needs_approval_of(t, {})
+    except Exception:  # a needs_approval(args) that cannot answer for no arguments
+        return ""
+    if not needs:
+        return ""
+    return "A call may need approval first: it exits 3 with the question until answered."
 
 
 def _cli_synopsis(prog: str, cmd: _CliCommand) -> str:

@@ -401,6 +401,8 @@ class TestCommandQuestions(_Kit):
         # a form answer to an approval runs the call with those arguments, once they validate
         rewritten = self.kit("--answer", '{"path": "/tmp/y"}', "delete", "--path", "/x")
         self.assertEqual((rewritten.returncode, rewritten.stdout), (0, "deleted /tmp/y\n"))
+        self.assertIn("A call may need approval first", self.kit("help", "delete").stdout)
+        self.assertNotIn("approval", self.kit("help", "read_file").stdout)
 
 
 class TestCommandRecordsAndFiles(_Kit):
