@@ -12767,6 +12767,8 @@ def _cli_journal(file: str) -> int:
 #   command line not understood (2).
 # - A property is given once: as a flag (a repeated flag builds one array, key=value flags
 #   one map) or in the JSON argument, whose top-level keys no flag may also give.
+# - A strict tool's parameter with a default (required and nullable, null meaning the default)
+#   is an optional flag, sent as null when not given, as a model sends it.
 # - Exit status: 0 the call succeeded, its output on stdout (text as is; a file or an image
 #   carried as data written under --out or a new temporary folder, its path printed); 1 the
 #   tool failed or refused its arguments, "Error: ..." on stderr; 2 the command line was not
