@@ -12868,7 +12868,8 @@ class _CliCommand:
         self.name = t.name
         self.description = t.description or ""
         self.schema: dict[str, Any] = t.parameters if t.parameters is not None else NO_ARGS
-        self.params = _cli_params(self.schema, self.schema, (), _cli_defaults(t), 0, ())
+        root = self.schema if isinstance(self.schema, dict) else {}  # a schema of true: JSON
+        self.params = _cli_params(root, root, (), _cli_defaults(t), 0, ())
         # every spelling of every flag, the schema's own first so an alias never shadows one
         self.flags: dict[str, _CliParam] = {}
         leaves = [p for p in _cli_walk(self.params) if p.kind in ("value", "repeated", "map")]
@@ -13671,7 +13672,9 @@ def _cli_synopsis(prog: str, cmd: _CliCommand) -> str:
     """The command line with every flag: required ones bare, optional ones in brackets,
     repeated ones with an ellipsis, and the JSON argument when a parameter has no flag."""
     words = [prog, cmd.name]
-    json_only = json_required = False
+    # a schema naming no properties (true, {"type": "object"}) takes its arguments as JSON
+    json_only = not isinstance(cmd.schema, dict) or "properties" not in cmd.schema
+    json_required = False
     for p in _cli_walk(cmd.params):
         if p.kind == "json":
             json_only = True

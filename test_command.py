@@ -154,6 +154,11 @@ raw = agenttool.new_func(
 )
 
 
+loose = agenttool.new_func(
+    "loose", "A schema naming no properties.", {"type": "object"}, lambda call: str(call.args)
+)
+
+
 @agenttool.tool(strict=True)
 def fetch(url: str, retries: int = 2, note: Optional[str] = None) -> dict:
     """Fetch a URL, with a strict schema."""
@@ -166,7 +171,7 @@ def helpful(help: str) -> str:
     return "help is " + help
 
 
-TOOLS = [read_file, tag, fail, ask, delete, work, shot, raw, fetch, helpful]
+TOOLS = [read_file, tag, fail, ask, delete, work, shot, raw, loose, fetch, helpful]
 main = agenttool.command(TOOLS, prog="kit")
 
 if __name__ == "__main__":
@@ -290,6 +295,12 @@ class TestCommandJson(_Kit):
         self.assertIn("- `mixed` (any JSON value, JSON only)", raw)
         self.assertIn("- `a=b` (string, JSON only)", raw)
         self.assertIn("kit raw [--count <integer>] [<json> | -]", raw)
+
+    def test_a_schema_naming_no_properties_takes_json(self) -> None:
+        self.assertIn("kit loose [<json> | -]\n", self.kit("help", "loose").stdout)
+        done = self.kit("loose", '{"any": 1}')
+        self.assertEqual((done.returncode, done.stdout), (0, "{'any': 1}\n"), done.stderr)
+        self.usage_error("loose", "--any", "1", says="unknown flag --any; it takes no flags")
 
     def test_json_that_is_not_an_object_is_not_understood(self) -> None:
         self.usage_error("read_file", "[1]", says="must be a JSON object, got array")
