@@ -159,6 +159,13 @@ loose = agenttool.new_func(
 )
 
 
+@agenttool.tool
+def wait() -> str:
+    """Wait until cancelled."""
+    agenttool.progress("waiting")
+    return "cancelled" if agenttool.cancel_event().wait(60) else "not cancelled"
+
+
 @agenttool.tool(strict=True)
 def fetch(url: str, retries: int = 2, note: Optional[str] = None) -> dict:
     """Fetch a URL, with a strict schema."""
@@ -171,7 +178,7 @@ def helpful(help: str) -> str:
     return "help is " + help
 
 
-TOOLS = [read_file, tag, fail, ask, delete, work, shot, raw, loose, fetch, helpful]
+TOOLS = [read_file, tag, fail, ask, delete, work, shot, raw, loose, wait, fetch, helpful]
 main = agenttool.command(TOOLS, prog="kit")
 
 if __name__ == "__main__":
@@ -374,6 +381,31 @@ class TestCommandExitStatus(_Kit):
         done = self.kit()
         self.assertEqual((done.returncode, done.stdout), (2, ""))
         self.assertIn("## Commands", done.stderr)
+
+    @unittest.skipIf(sys.platform == "win32", "SIGINT is POSIX")
+    def test_ctrl_c_cancels_the_call_and_exits_130(self) -> None:
+        import signal
+
+        # kit.py as its console script runs it, with SIGINT handled even when this run
+        # inherited it ignored (a background job)
+        script = (
+            "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "runpy.run_path('kit.py', run_name='__main__')"
+        )
+        argv = [sys.executable, "-c", script, "wait"]
+        with subprocess.Popen(
+            argv, cwd=self.dir, env=self.env(), stdout=-1, stderr=-1, stdin=-3, text=True
+        ) as proc:
+            try:
+                assert proc.stderr is not None
+                self.assertIn("waiting", proc.stderr.readline())  # the tool is running
+                proc.send_signal(signal.SIGINT)
+                out, err = proc.communicate(timeout=60)
+            except BaseException:
+                proc.kill()
+                raise
+        self.assertEqual((proc.returncode, out), (130, ""), err)
+        self.assertIn("kit: interrupted; the call was cancelled", err)
 
     def test_progress_goes_to_stderr(self) -> None:
         done = self.kit("work")
