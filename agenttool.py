@@ -154,6 +154,8 @@ __all__ = [
     "Executor",
     "EventStream",
     # the command line
+    "command",
+    "usage_markdown",
     "main",
 ]
 
@@ -12899,6 +12901,7 @@ def _gemini_inline(part: collections.abc.Mapping[str, Any]) -> dict[str, Any] | 
 _CLI_USAGE = """\
 python -m agenttool list TARGET [--format responses|chat|anthropic|gemini]
        python -m agenttool call TARGET TOOL [ARGS_JSON | -] [--traceback]
+       python -m agenttool run TARGET [--answer A]... [--record F] [--out D] TOOL [FLAGS] [JSON|-]
        python -m agenttool journal FILE"""
 
 _CLI_EPILOG = """\
@@ -12908,7 +12911,11 @@ ToolSet there gives its tools), or without __all__ every public tool the module 
 (not one whose name starts with "_", not one it imported).
 
 exit status: 0 the call succeeded (or the list was printed); 1 the call failed, and stdout has
-the "Error: ..." the model would see; 2 an unknown target or tool, or a usage error."""
+the "Error: ..." the model would see; 2 an unknown target or tool, or a usage error.
+
+run makes the tools one program whose commands take flags read from their schemas, the form
+agenttool.command(tools, prog=...) gives a console script: run TARGET help prints its usage
+(exit statuses 0, 1 with "Error: ..." on stderr, 2, and 3 for a question to answer)."""
 
 
 _CLI_OFFERED = (
@@ -13264,12 +13271,1079 @@ def _cli_journal(file: str) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------
+# Tools as a command line: command(tools, prog=...), usage_markdown, python -m agenttool run
+#
+# A tool set becomes one program whose commands are its tools, for a host (or a person) that
+# reaches tools through a shell.  Rules, stated once:
+# - The command line is the program's options, the command, its flags, then at most one JSON
+#   argument:  prog [--answer A]... [--record FILE] [--out DIR] <command> [--flag V]... [<json> | -]
+#   The program's options come before the command, so a tool's flags are named by its schema
+#   alone (a tool may well have a parameter called "answer").
+# - Flags are read from the schema the tool serves (any Tool, not only a FunctionTool), after
+#   local $refs and nullable unions: a property of one JSON type among string, integer,
+#   number and boolean has a flag; an array of such repeats its flag; an object with
+#   properties all of which have flags gives each member a flag --object.member (recursively,
+#   _CLI_DEPTH levels, never through a $ref already followed); an object of
+#   additionalProperties of such a type (a map) takes --map key=value, repeated.  A flag is
+#   the property's name, and "-" may stand for "_" (--max-bytes for max_bytes) unless another
+#   property is spelled that way.  Anything else (an object in an array, a union, a tuple, a
+#   value of any type, a name with ".", "=" or spaces) is JSON only, and the usage says so.
+# - A flag value is converted to its JSON type and no more: whether it is in the enum, in
+#   range, or present when required is said by the tool's own validator, in the words a model
+#   would read (exit status 1).  A value that is not of the type (--max-bytes ten) is a
+#   command line not understood (2).
+# - A property is given once: as a flag (a repeated flag builds one array, key=value flags
+#   one map) or in the JSON argument, whose top-level keys no flag may also give.
+# - A strict tool's parameter with a default (required and nullable, null meaning the default)
+#   is an optional flag, sent as null when not given, as a model sends it.
+# - Exit status: 0 the call succeeded, its output on stdout (text as is; a file or an image
+#   carried as data written under --out or a new temporary folder, its path printed); 1 the
+#   tool failed or refused its arguments, "Error: ..." on stderr; 2 the command line was not
+#   understood, one line on stderr saying what would be right (also when an --answer was left
+#   over: the call ran, its outcome is reported as usual first); 3 the tool asked a question
+#   (an elicitation, or an approval of a call that needs one) that no --answer answered: the
+#   question as JSON on stdout.  Answers are used in the order given, so the same command with
+#   every earlier --answer again and one more goes one question further.  130 on Ctrl-C.
+# - Progress goes to stderr; records to the --record file (appended, one JSON line each,
+#   flushed and synced before the tool goes on) and never to stdout.  One call per process:
+#   a resource or sequential tool orders nothing against a call in another process.
+# ---------------------------------------------------------------------------------------------
+
+_CLI_DEPTH = 4  # how deep --a.b.c flags reach into nested objects
+_CLI_SCALARS = ("string", "integer", "number", "boolean")
+_CLI_RESERVED = ("help", "schema")  # the program's own commands
+_CLI_ANNOTATIONS = frozenset(("description", "default", "title", "examples", "$comment"))
+_CLI_NAME = re.compile(r"[^\W][\w-]*")  # a property name a flag can carry (no ".", "=", space)
+_CLI_INTEGER = re.compile(r"[-+]?[0-9]+")
+_CLI_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_CLI_BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
+_CLI_EXTENSIONS = {  # the common types by name: mimetypes lists several for some, in no order
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "application/pdf": ".pdf",
+    "text/plain": ".txt",
+    "application/json": ".json",
+    "application/octet-stream": ".bin",
+}
+
+
+class _CliUsage(Exception):
+    """A command line the program did not understand: exit status 2, the message in one
+    line saying what would be right."""
+
+
+class _CliParam:
+    """One property of a command's arguments as the command line reads it.
+
+    ``path`` names it from the root (``("target", "host")``); ``kind`` is ``value`` (one
+    scalar flag), ``repeated`` (an array of scalars, one flag per element), ``map`` (an
+    object of scalars, ``--map key=value``), ``object`` (its members have flags of their own)
+    or ``json`` (JSON only); ``type`` is the JSON type of one flag value.  ``required`` is
+    whether the object holding it requires it.  ``null_default`` marks a strict tool's
+    parameter whose ``null`` means its default: required by the schema, left out of the
+    command line, and sent as ``null``.
+    """
+
+    __slots__ = (
+        "path",
+        "kind",
+        "type",
+        "required",
+        "description",
+        "enum",
+        "default",
+        "members",
+        "null_default",
+    )
+
+    def __init__(
+        self,
+        path: tuple[str, ...],
+        kind: str,
+        type: str,
+        required: bool,
+        description: str,
+        enum: list[Any],
+        default: Any,
+        members: list[_CliParam],
+    ) -> None:
+        self.path = path
+        self.kind = kind
+        self.type = type
+        self.required = required
+        self.description = description
+        self.enum = enum
+        self.default = default
+        self.members = members
+        self.null_default = False
+
+    @property
+    def flag(self) -> str:
+        return ".".join(self.path)
+
+
+class _CliCommand:
+    """One tool as a command: what the parser reads and the usage renders, from one
+    description so the two cannot drift."""
+
+    __slots__ = ("tool", "name", "description", "schema", "params", "flags")
+
+    def __init__(self, t: Tool) -> None:
+        self.tool = t
+        self.name = t.name
+        self.description = t.description or ""
+        self.schema: dict[str, Any] = t.parameters if t.parameters is not None else NO_ARGS
+        root = self.schema if isinstance(self.schema, dict) else {}  # a schema of true: JSON
+        self.params = _cli_params(root, root, (), _cli_defaults(t), 0, ())
+        # every spelling of every flag, the schema's own first so an alias never shadows one
+        self.flags: dict[str, _CliParam] = {}
+        leaves = [p for p in _cli_walk(self.params) if p.kind in ("value", "repeated", "map")]
+        for p in leaves:
+            self.flags[p.flag] = p
+        for p in leaves:
+            self.flags.setdefault(p.flag.replace("_", "-"), p)
+
+
+def _cli_walk(params: list[_CliParam]) -> Iterator[_CliParam]:
+    """Every parameter, members after the object that holds them, in schema order."""
+    for p in params:
+        yield p
+        yield from _cli_walk(p.members)
+
+
+def _cli_defaults(t: Tool) -> dict[str, Any]:
+    """The defaults of a function tool's parameters, which its generated schema leaves out
+    (the schema's own ``default`` keyword is read where a schema has one)."""
+    inner: Any = t
+    while unwrap(inner) is not None:
+        inner = unwrap(inner)
+    if not isinstance(inner, FunctionTool) or inner._decode is None:
+        return {}
+    try:
+        params = _function_parts(inner.fn)[0]
+    except (TypeError, ValueError):
+        return {}
+    return {name: default for name, _, default in params if default is not _EMPTY}
+
+
+def _cli_shape(node: Any, root: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The schema a property's value follows, with a local ``$ref`` followed and ``null``
+    set aside, and its one JSON type (``""`` for none or several)."""
+    node = _resolve_local(node, root)
+    if not isinstance(node, dict):
+        return {}, ""
+    for kw in ("anyOf", "oneOf"):
+        branches = node.get(kw)
+        if isinstance(branches, list):
+            kept = [b for b in branches if _resolve_local(b, root) != {"type": "null"}]
+            if len(kept) != 1 or not _CLI_ANNOTATIONS.issuperset(set(node) - {kw}):
+                return node, ""
+            inner, kind = _cli_shape(kept[0], root)
+            if "description" in node:
+                inner = {**inner, "description": node["description"]}
+            return inner, kind
+    t = node.get("type")
+    names = [t] if isinstance(t, str) else t if isinstance(t, list) else []
+    names = [n for n in names if n != "null"]
+    if not names and "type" not in node:
+        if isinstance(node.get("properties"), dict):
+            names = ["object"]
+        elif isinstance(node.get("enum"), list):  # a Literal with no type: its values say
+            kinds = {_literal_type(v) for v in node["enum"] if v is not None}
+            names = list(kinds) if len(kinds) == 1 else []
+    if names == ["integer", "number"] or names == ["number", "integer"]:
+        names = ["number"]
+    return node, names[0] if len(names) == 1 else ""
+
+
+def _cli_type_words(node: dict[str, Any], kind: str, root: dict[str, Any], depth: int) -> str:
+    """A JSON-only value's type in words: ``array of object``, ``integer or string``."""
+    if depth > 2:
+        return kind or "any JSON value"
+    if kind == "array":
+        items, item_kind = _cli_shape(node.get("items"), root)
+        said = _cli_type_words(items, item_kind, root, depth + 1) if items else ""
+        return f"array of {said}" if said and said != "any JSON value" else "array"
+    if kind:
+        return kind
+    words: list[str] = []
+    for branch in node.get("anyOf") or node.get("oneOf") or ():
+        inner, inner_kind = _cli_shape(branch, root)
+        if inner != {"type": "null"}:
+            words.append(_cli_type_words(inner, inner_kind, root, depth + 1))
+    t = node.get("type")
+    if not words and isinstance(t, list):
+        words = [n for n in t if isinstance(n, str) and n != "null"]
+    return " or ".join(dict.fromkeys(words)) if words else "any JSON value"
+
+
+def _cli_params(
+    schema: dict[str, Any],
+    root: dict[str, Any],
+    path: tuple[str, ...],
+    defaults: dict[str, Any],
+    depth: int,
+    refs: tuple[str, ...],
+) -> list[_CliParam]:
+    """The properties of the object ``schema``, in schema order, as the command line reads
+    them (see the rules above)."""
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return []
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    out: list[_CliParam] = []
+    for name, sub in props.items():
+        own = sub if isinstance(sub, dict) else {}  # its description and default win
+        ref = own.get("$ref")
+        node, kind = _cli_shape(sub, root)
+        description = own.get("description", node.get("description"))
+        enum = node.get("enum")
+        default = own.get("default", node.get("default", defaults.get(name, _MISSING)))
+        where = (*path, name)
+        shape, members = "json", []
+        nameable = isinstance(name, str) and _CLI_NAME.fullmatch(name) is not None
+        if nameable and kind in _CLI_SCALARS:
+            shape = "value"
+        elif nameable and kind == "array":
+            items, item_kind = _cli_shape(node.get("items"), root)
+            if item_kind in _CLI_SCALARS:
+                shape, kind, enum = "repeated", item_kind, items.get("enum")
+        elif nameable and kind == "object":
+            extra, extra_kind = _cli_shape(node.get("additionalProperties"), root)
+            if node.get("properties"):
+                again = isinstance(ref, str) and ref in refs
+                if depth + 1 < _CLI_DEPTH and not again:
+                    seen = (*refs, ref) if isinstance(ref, str) else refs
+                    members = _cli_params(node, root, where, {}, depth + 1, seen)
+                    if members and all(m.kind != "json" for m in members):
+                        shape = "object"
+                    else:
+                        members = []
+            elif extra_kind in _CLI_SCALARS and "patternProperties" not in node:
+                shape, kind, enum = "map", extra_kind, extra.get("enum")
+        enum_values = [v for v in enum if v is not None] if isinstance(enum, list) else []
+        if shape == "json":
+            kind = _cli_type_words(node, kind, root, 0)
+        # strict: a parameter with a default is required and nullable, null meaning the default
+        null_default = name in required and name in defaults and _cli_admits_null(sub, root)
+        out.append(
+            _CliParam(
+                where,
+                shape,
+                kind,
+                name in required and not null_default,
+                description if isinstance(description, str) else "",
+                enum_values,
+                _cli_plain_default(default),
+                members,
+            )
+        )
+        out[-1].null_default = null_default
+    return out
+
+
+def _cli_admits_null(node: Any, root: dict[str, Any]) -> bool:
+    """Whether a property's schema admits ``null`` (a nullable type or a null branch)."""
+    node = _resolve_local(node, root)
+    if not isinstance(node, dict):
+        return False
+    t = node.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t):
+        return True
+    branches = node.get("anyOf") or node.get("oneOf") or ()
+    return any(_resolve_local(b, root) == {"type": "null"} for b in branches)
+
+
+def _cli_plain_default(default: Any) -> Any:
+    """The default as JSON can say it, or ``_MISSING`` for none (or one JSON cannot hold)."""
+    if isinstance(default, enum.Enum):
+        default = default.value
+    if default is _MISSING or not isinstance(
+        default, (str, int, float, bool, list, dict, tuple, _NONE_TYPE)
+    ):
+        return _MISSING
+    try:
+        json.dumps(default, allow_nan=False)
+    except (TypeError, ValueError):
+        return _MISSING
+    return default
+
+
+def _cli_commands(tools: Sequence[Tool]) -> list[_CliCommand]:
+    """Every tool as a command, in order; a set the program could not run is a ValueError:
+    an empty or duplicate name, or a tool named as one of the program's own commands."""
+    ToolSet(tools).validate()
+    for t in tools:
+        if t.name in _CLI_RESERVED:
+            raise ValueError(
+                f'agenttool: command: tool "{t.name}" is named as one of the program\'s own '
+                f"commands ({', '.join(_CLI_RESERVED)}); rename it (ToolSet.rename)"
+            )
+    return [_CliCommand(t) for t in tools]
+
+
+# ----- reading a command line ----------------------------------------------------------------
+
+
+def _cli_quote(text: str) -> str:
+    """A value from the command line quoted in a message, a bounded amount of it."""
+    return json.dumps(_cut_middle(text, 80), ensure_ascii=False)
+
+
+def _cli_convert(flag: str, kind: str, text: str) -> Any:
+    """One flag value as the JSON value of ``kind``; a _CliUsage when it is not one."""
+    if kind == "string":
+        return text
+    if kind == "integer" and _CLI_INTEGER.fullmatch(text):
+        try:
+            return int(text)
+        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+            pass
+    if kind == "number" and _CLI_NUMBER.fullmatch(text):
+        number = float(text) if any(c in text for c in ".eE") else int(text)
+        if _is_finite(float(number)):
+            return number
+    if kind == "boolean" and text.lower() in _CLI_BOOLEANS:
+        return _CLI_BOOLEANS[text.lower()]
+    said = {"integer": "an integer", "number": "a number", "boolean": "true or false"}[kind]
+    alone = " (alone it means true)" if kind == "boolean" else ""
+    raise _CliUsage(f"--{flag} takes {said}{alone}, got {_cli_quote(text)}")
+
+
+def _cli_put(args: dict[str, Any], p: _CliParam, spelled: str, text: str) -> None:
+    """Put one flag's value where its path says, refusing a property given twice."""
+    holder = args
+    for step in p.path[:-1]:
+        holder = holder.setdefault(step, {})
+    key = p.path[-1]
+    if p.kind == "value":
+        if key in holder:
+            raise _CliUsage(f"--{spelled} given twice; give it once")
+        holder[key] = _cli_convert(spelled, p.type, text)
+    elif p.kind == "repeated":
+        holder.setdefault(key, []).append(_cli_convert(spelled, p.type, text))
+    else:
+        entry, eq, value = text.partition("=")
+        if not eq or not entry:
+            raise _CliUsage(
+                f"--{spelled} takes key=value (--{spelled} name=<{p.type}>), got {_cli_quote(text)}"
+            )
+        entries = holder.setdefault(key, {})
+        if entry in entries:
+            raise _CliUsage(f"--{spelled} {entry} given twice; give each key once")
+        entries[entry] = _cli_convert(f"{spelled} {entry}=", p.type, value)
+
+
+def _cli_unknown_flag(cmd: _CliCommand, prog: str, spelled: str) -> _CliUsage:
+    """An unknown flag: the nearest one a person may have meant, or the flags there are."""
+    import difflib
+
+    own = sorted({p.flag for p in cmd.flags.values()})
+    near = difflib.get_close_matches(spelled, list(cmd.flags), n=1)
+    if spelled in ("answer", "record", "out"):
+        hint = f"--{spelled} goes before the command: {prog} --{spelled} ... {cmd.name} ..."
+    elif near:
+        hint = f"did you mean --{near[0]}?"
+    elif own:
+        hint = "its flags are " + ", ".join(f"--{f}" for f in own)
+    else:
+        hint = "it takes no flags"
+    json_only = [p.flag for p in _cli_walk(cmd.params) if p.kind == "json"]
+    if spelled in json_only or any(spelled.startswith(f + ".") for f in json_only):
+        hint = f"{spelled.split('.')[0]} is JSON only: give it in the JSON argument"
+    return _CliUsage(f"unknown flag --{spelled}; {hint}")
+
+
+def _cli_parse(cmd: _CliCommand, prog: str, argv: list[str]) -> dict[str, Any] | None:
+    """The arguments object a command line gives (``None``: it asked for the usage)."""
+    args: dict[str, Any] = {}
+    by_flags: dict[str, str] = {}  # top-level property -> the flag that gave it
+    spelled_as: dict[tuple[str, ...], str] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        i += 1
+        if token == "--":
+            rest = argv[i:]
+            break
+        if token == "-" or not token.startswith("-"):
+            rest = argv[i - 1 :]
+            break
+        if token in ("-h", "--help") and "help" not in cmd.flags:
+            return None
+        if not token.startswith("--"):
+            raise _CliUsage(f"unknown flag {token}; flags are written --name")
+        spelled, eq, value = token[2:].partition("=")
+        p = cmd.flags.get(spelled)
+        if p is None:
+            raise _cli_unknown_flag(cmd, prog, spelled)
+        if not eq:
+            if p.type == "boolean" and p.kind != "map":
+                value = "true"
+            elif i < len(argv):
+                value = argv[i]
+                i += 1
+            else:
+                raise _CliUsage(f"--{spelled} needs a value: --{spelled} <{p.type}>")
+        if p.kind == "value" and spelled_as.get(p.path, spelled) != spelled:
+            raise _CliUsage(
+                f"--{p.flag} given twice, as --{spelled_as[p.path]} and --{spelled}; give it once"
+            )
+        spelled_as[p.path] = spelled
+        by_flags.setdefault(p.path[0], spelled)
+        _cli_put(args, p, spelled, value)
+    if len(rest) > 1:
+        extra = rest[1]
+        if extra.startswith("--"):
+            raise _CliUsage(f"flags go before the JSON argument: {extra} came after it")
+        raise _CliUsage(
+            f"one JSON argument at most, after the flags; got {len(rest)} arguments "
+            f"({', '.join(json.dumps(r, ensure_ascii=False) for r in rest[:3])})"
+        )
+    if rest:
+        given = _cli_json_argument(rest[0])
+        for key in given:
+            if key in by_flags:
+                raise _CliUsage(
+                    f'--{by_flags[key]} and the JSON argument both give "{key}"; give it once'
+                )
+        args.update(given)
+    for p in cmd.params:
+        if p.null_default and p.path[0] not in args:
+            args[p.path[0]] = None  # what a model sends under strict for "the default"
+    return args
+
+
+def _cli_json_argument(text: str) -> dict[str, Any]:
+    """The JSON argument (``-``: read from stdin) as an object; a _CliUsage when it is not."""
+    source = "the JSON argument"
+    if text == "-":
+        text = sys.stdin.read() if sys.stdin is not None else ""
+        source = "the JSON on stdin"
+    try:
+        value = _loads(text) if text.strip() else {}
+    except ValidationError as exc:
+        shown = _cli_quote(text)
+        hint = "" if text.lstrip().startswith(("{", "[")) else "; to give a value, use its flag"
+        raise _CliUsage(f"{source} {shown} is {exc.msg}{hint}") from None
+    if not isinstance(value, dict):
+        raise _CliUsage(f"{source} must be a JSON object, got {_json_type(value)} {text}")
+    return value
+
+
+def _cli_answer(text: str) -> Answer:
+    """One --answer: an action alone, or the JSON object a form asks for (accepted)."""
+    if text in ("accept", "decline", "cancel"):
+        return Answer(Action(text))
+    try:
+        value = _loads(text)
+    except ValidationError:
+        value = None
+    if not isinstance(value, dict):
+        raise _CliUsage(
+            f"--answer takes accept, decline, cancel or a JSON object, got {_cli_quote(text)}"
+        )
+    return Answer(Action.ACCEPT, value)
+
+
+class _CliAnswers:
+    """A call's questions answered from --answer in order; the first question nobody answered
+    is kept (and told CANCEL, as :func:`elicit` is when nobody can be asked)."""
+
+    def __init__(self, answers: list[Answer]) -> None:
+        self.answers = answers
+        self.used = 0
+        self.pending: Elicitation | None = None
+        self.given = 0  # how many answers the pending question came after
+        self._lock = threading.Lock()
+
+    def elicit(self, question: Elicitation) -> Answer:
+        with self._lock:
+            if self.used < len(self.answers):
+                self.used += 1
+                return self.answers[self.used - 1]
+            if self.pending is None:
+                self.pending, self.given = question, self.used
+            return Answer(Action.CANCEL)
+
+    def approve(self, job: Job) -> Any:
+        """An approval is a question too: accept runs the call, a JSON object runs it with
+        those arguments, anything else denies it."""
+        assert job.tool is not None
+        args = json.dumps(_parse_arguments(job.call.args), ensure_ascii=False)
+        answer = self.elicit(Elicitation(f'run "{job.tool.name}" with {args}?'))
+        if answer.action != Action.ACCEPT:
+            return False
+        return answer.content if answer.content is not None else True
+
+
+class _CliRecordFile:
+    """The --record file: each record appended as one JSON line, flushed and synced before
+    the tool goes on (a recorder makes a record durable before it returns)."""
+
+    def __init__(self, path: str, tool: str, call_id: str) -> None:
+        self.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self.tool = tool
+        self.call_id = call_id
+        self.failed: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def write(self, record: Record) -> None:
+        import datetime
+
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+        line = {
+            "time": now.replace("+00:00", "Z"),
+            "tool": self.tool,
+            "call": self.call_id,
+            "ns": record.ns,
+            "data": _cli_record_data(record.data),
+        }
+        with self._lock:
+            try:
+                self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
+                self.file.flush()
+                os.fsync(self.file.fileno())
+            except OSError as exc:
+                self.failed = self.failed or exc
+                raise
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _cli_record_data(data: str) -> Any:
+    """A record's data as the JSON value it holds (as a string when it holds none, as a
+    record made elsewhere may)."""
+    try:
+        return _loads(data)
+    except ValidationError:
+        return data
+
+
+# ----- running a command line ----------------------------------------------------------------
+
+
+def command(
+    tools: collections.abc.Iterable[Tool], *, prog: str | None = None
+) -> Callable[..., int]:
+    """A program whose commands are ``tools``: a ``main(argv=None) -> int`` to expose as a
+    console script (``kit = mypackage.tools:main``) or call with a list of arguments.
+
+    ``prog`` is the program's name in its usage and messages (default: the name it was run
+    by).  Each tool is a command taking its arguments as flags read from its schema, as one
+    JSON object, or as ``-`` for JSON on stdin; ``help <command>`` prints its usage and
+    ``schema <command>`` its JSON Schema.  The exit status is 0 for success (the output on
+    stdout), 1 for a tool that failed or refused its arguments (why on stderr), 2 for a
+    command line not understood (one line on stderr saying what would be right) and 3 for a
+    question no ``--answer`` answered (the question as JSON on stdout): see
+    :func:`usage_markdown` for the whole of it as an agent reads it.  A set the program could
+    not run (an empty or duplicate name, a tool named ``help`` or ``schema``) is refused now
+    with ``ValueError``.  Each run is one call and closes nothing: the tools' owner does.
+    """
+    commands = _cli_commands(list(tools))
+
+    def main(argv: list[str] | None = None) -> int:
+        name = prog or os.path.basename(sys.argv[0] if sys.argv else "") or "tools"
+        return _cli_command_line(name, commands, list(sys.argv[1:] if argv is None else argv))
+
+    main.__doc__ = "Run one command line (``sys.argv[1:]`` by default); the exit status."
+    return main
+
+
+def usage_markdown(tools: collections.abc.Iterable[Tool], *, prog: str) -> str:
+    """How to call the program :func:`command` makes of ``tools``, as Markdown an agent reads
+    as a skill (or a section of AGENTS.md): the calling conventions, the exit statuses, and
+    one section per command with its flags read from the schema (types, required, enums,
+    defaults, what is JSON only) and the tool's annotations in words.  Headings start at
+    level two, so it nests under a document's title.  Rendered from the same description the
+    parser reads, and deterministic, so it can be committed and diffed."""
+    commands = _cli_commands(list(tools))
+    body = "".join("\n" + _cli_usage_of(prog, c) for c in commands)
+    return _cli_calling(prog) + "\n## Commands\n" + body
+
+
+def _cli_command_line(prog: str, commands: list[_CliCommand], argv: list[str]) -> int:
+    """Run one command line of the program ``prog``; the exit status."""
+    try:
+        return _cli_dispatch(prog, commands, argv)
+    except _CliUsage as exc:
+        _cli_write(sys.stderr, f"{prog}: {exc}")
+        return 2
+
+
+def _cli_dispatch(prog: str, commands: list[_CliCommand], argv: list[str]) -> int:
+    answers: list[Answer] = []
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        token = argv[i]
+        i += 1
+        if token in ("-h", "--help"):
+            _cli_write(sys.stdout, _cli_calling(prog) + _cli_index(commands))
+            return 0
+        option, eq, value = token.partition("=")
+        if option not in ("--answer", "--record", "--out"):
+            raise _CliUsage(
+                f"unknown option {option}; the program's options are --answer, --record and "
+                f"--out, before the command, and a command's flags come after it "
+                f"({prog} help <command>)"
+            )
+        if not eq:
+            if i == len(argv):
+                raise _CliUsage(f"{option} needs a value")
+            value = argv[i]
+            i += 1
+        if option == "--answer":
+            answers.append(_cli_answer(value))
+        elif option in options:
+            raise _CliUsage(f"{option} given twice; give it once")
+        else:
+            options[option] = value
+    if i == len(argv):
+        _cli_write(sys.stderr, _cli_calling(prog) + _cli_index(commands))
+        return 2
+    name, rest = argv[i], argv[i + 1 :]
+    by_name = {c.name: c for c in commands}
+    if name in _CLI_RESERVED:
+        if name == "help" and not rest:
+            _cli_write(sys.stdout, _cli_calling(prog) + _cli_index(commands))
+            return 0
+        if len(rest) != 1:
+            raise _CliUsage(f"{name} takes one command: {prog} {name} <command>")
+        chosen = _cli_find(prog, by_name, rest[0])
+        if name == "help":
+            _cli_write(sys.stdout, _cli_usage_of(prog, chosen))
+        else:
+            _cli_write(sys.stdout, json.dumps(chosen.schema, indent=2, ensure_ascii=False))
+        return 0
+    chosen = _cli_find(prog, by_name, name)
+    try:
+        args = _cli_parse(chosen, prog, rest)
+    except _CliUsage as exc:
+        raise _CliUsage(f"{chosen.name}: {exc}") from None
+    if args is None:
+        _cli_write(sys.stdout, _cli_usage_of(prog, chosen))
+        return 0
+    return _cli_run_call(prog, chosen, args, answers, options)
+
+
+def _cli_find(prog: str, by_name: dict[str, _CliCommand], name: str) -> _CliCommand:
+    found = by_name.get(name)
+    if found is not None:
+        return found
+    import difflib
+
+    near = difflib.get_close_matches(name, list(by_name), n=1)
+    names = ", ".join(f'"{n}"' for n in by_name) or "none"
+    hint = f'did you mean "{near[0]}"?' if near else f"the commands are: {names}"
+    raise _CliUsage(f'unknown command "{name}"; {hint} ({prog} help lists them)')
+
+
+def _cli_run_call(
+    prog: str,
+    cmd: _CliCommand,
+    args: dict[str, Any],
+    answers: list[Answer],
+    options: dict[str, str],
+) -> int:
+    """One call of the command's tool through an Executor, reported by the exit status."""
+    import secrets
+
+    call_id = "cli_" + secrets.token_hex(8)
+    records: _CliRecordFile | None = None
+    if "--record" in options:
+        try:
+            records = _CliRecordFile(options["--record"], cmd.name, call_id)
+        except OSError as exc:
+            raise _CliUsage(f"--record {options['--record']}: {exc.strerror or exc}") from None
+    asked = _CliAnswers(answers)
+    executor = Executor(
+        recorder=records.write if records is not None else None,
+        elicitor=asked.elicit,
+        approver=asked.approve,
+    )
+    cancel = threading.Event()
+    final = None
+    events = executor.execute([Job(cmd.tool, Call(call_id, args))], cancel=cancel)
+    try:
+        try:
+            for event in events:
+                if event.final:
+                    final = event
+                elif event.result is not None:
+                    _cli_write(sys.stderr, _cli_progress_line(event.result))
+        except KeyboardInterrupt:
+            cancel.set()
+            close = getattr(events, "close", None)  # a generator: closing waits for the tool
+            if close is not None:
+                close()
+            _cli_write(sys.stderr, f"{prog}: interrupted; the call was cancelled")
+            return 130
+        if records is not None and final is not None and final.result is not None:
+            try:  # the final result's record, as a host files a completed call's details
+                record = record_of(final.result.details)
+                if record is not None:
+                    records.write(record)
+            except (ValueError, OSError) as exc:
+                _cli_write(sys.stderr, f"{prog}: --record: {exc}")
+    finally:
+        if records is not None:
+            records.close()
+    if records is not None and records.failed is not None:
+        _cli_write(sys.stderr, f"{prog}: --record: {records.failed}")
+    outcome = (
+        str(error_result(final.error).output)
+        if final is not None and final.error is not None
+        else None
+    )
+    if asked.pending is not None:
+        question: dict[str, Any] = {"message": asked.pending.message}
+        if asked.pending.schema:
+            question["schema"] = asked.pending.schema
+        if asked.pending.url:
+            question["url"] = asked.pending.url
+        question["answers_given"] = asked.given
+        if final is not None:
+            question["tool_said"] = outcome if outcome is not None else _cli_said(final.result)
+        _cli_write(sys.stdout, json.dumps(question, ensure_ascii=False))
+        earlier = f"its {asked.given} earlier --answer and " if asked.given else ""
+        _cli_write(
+            sys.stderr,
+            f"{prog}: {cmd.name} asked a question nobody was there to answer (on stdout); run "
+            f"the same command again with {earlier}--answer accept, decline or '{{...}}' "
+            "before the command name",
+        )
+        return 3
+    status = 0
+    if outcome is not None or final is None:
+        _cli_write(sys.stderr, outcome or "Error: the call did not complete")
+        status = 1
+    else:
+        result = final.result if final.result is not None else Result("")
+        try:
+            _cli_print_output(result.output, options.get("--out", ""), prog)
+        except OSError as exc:
+            _cli_write(
+                sys.stderr, f"{prog}: the call succeeded, but writing its output failed: {exc}"
+            )
+    if asked.used < len(answers):
+        asked_for = f"only {asked.used} question(s)" if asked.used else "no question"
+        raise _CliUsage(
+            f"{cmd.name} asked {asked_for}, so {len(answers) - asked.used} --answer went "
+            "unused (the call ran): give --answer only for the questions a call asks"
+        )
+    return status
+
+
+def _cli_said(result: Result | None) -> str:
+    """What the tool returned, as text, for the question's JSON."""
+    return _cli_text_of(result.output) if result is not None else ""
+
+
+def _cli_print_output(out: str | list[Part], folder: str, prog: str) -> None:
+    """The output on stdout: text as is; a file or image carried as data written to disk
+    (under ``folder``, else a new temporary folder) and its path printed; a URL printed;
+    any other part as its JSON."""
+    if isinstance(out, str):
+        _cli_write(sys.stdout, out)
+        return
+    saved = [0]
+    for part in out:
+        kind = part.get("type") if isinstance(part, dict) else None
+        inline = _data_url(part.get("image_url")) if kind == "input_image" else None
+        if kind in ("text", "input_text", "output_text"):
+            _cli_write(sys.stdout, _part_text(part))
+        elif inline is not None:
+            folder = _cli_save(folder, prog, "", inline[0], inline[1], saved)
+        elif kind == "input_image" and part.get("image_url"):
+            _cli_write(sys.stdout, str(part["image_url"]))
+        elif kind == "input_file" and (_file_source(part)[1] or _file_source(part)[2]):
+            mime, data, url = _file_source(part)
+            if data:
+                folder = _cli_save(folder, prog, str(part.get("filename") or ""), mime, data, saved)
+            else:
+                _cli_write(sys.stdout, url)
+        elif kind in ("input_image", "input_file") and part.get("file_id"):
+            _cli_write(sys.stdout, f"file_id: {part['file_id']}")
+        else:
+            _cli_write(sys.stdout, json.dumps(part, ensure_ascii=False, default=str))
+
+
+def _cli_save(folder: str, prog: str, name: str, mime: str, data: str, saved: list[int]) -> str:
+    """Write one file of the output and print its path; the folder files go to."""
+    import base64
+    import binascii
+    import mimetypes
+    import tempfile
+
+    try:
+        content = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        _cli_write(sys.stdout, data)
+        return folder
+    if not folder:
+        stem = re.sub(r"[^\w.-]", "_", prog.split()[0] if prog.split() else "tools")
+        folder = tempfile.mkdtemp(prefix=f"{os.path.basename(stem)}-")
+    os.makedirs(folder, exist_ok=True)
+    saved[0] += 1
+    base = os.path.basename(name.replace("\\", "/"))
+    if base in ("", ".", ".."):
+        ext = _CLI_EXTENSIONS.get(mime) or mimetypes.guess_extension(mime) or ".bin"
+        base = f"output-{saved[0]}{ext}"
+    elif saved[0] > 1:
+        base = f"{saved[0]}-{base}"
+    stem, ext = os.path.splitext(base)
+    for n in range(1, 1000):  # a name not taken yet: --out may name a folder used before
+        path = os.path.join(folder, base if n == 1 else f"{stem}-{n}{ext}")
+        try:
+            with open(path, "xb") as f:
+                f.write(content)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"{folder}: no free name for {base}")
+    _cli_write(sys.stdout, path)
+    return folder
+
+
+# ----- usage, generated from the same description the parser reads ---------------------------
+
+
+def _cli_calling(prog: str) -> str:
+    """The part of the usage every command shares: the forms of a call, the exit statuses
+    and how to answer a question."""
+    return f"""\
+## Calling `{prog}`
+
+Run one command per call. A command takes its arguments as flags, as one JSON object, or both:
+
+```sh
+{prog} <command> --name value
+{prog} <command> '{{"name": "value"}}'
+{prog} <command> - <<'EOF'
+{{"name": "it's"}}
+EOF
+```
+
+Give a JSON argument in single quotes on one line, as the second form does: the shell passes \
+single-quoted text to the command unchanged. JSON that holds a single quote goes on stdin in a \
+quoted heredoc instead, as the last form does. Flags go before the JSON argument, and a \
+property is given once, as a flag or in the JSON. A flag is named as its property, and `-` may \
+stand for `_` (`--max-bytes` for `max_bytes`). A boolean flag stands alone for true, or takes \
+`=false`. An array's flag is given once per element, a member of an object is \
+`--object.member value`, and an entry of a map is `--map key=value`. What no flag can express \
+is marked JSON only: give it in the JSON argument.
+
+The exit status says what happened:
+
+- 0: the command succeeded, and its output is on stdout.
+- 1: the tool failed or refused the arguments, and says why on stderr. Correct the call and \
+run it again.
+- 2: the command line was not understood, and stderr says why in one line.
+- 3: the tool asked a question that nobody was there to answer, and stdout holds the question \
+as JSON. Ask the user, then run the same command again with `--answer` before the command \
+name: `--answer accept`, `--answer decline`, or `--answer '{{...}}'` with the fields a form \
+asks for. A command that asks again needs every earlier answer again, in the order given.
+
+A file a command produces, such as an image, is written to disk (in the folder `--out DIR` \
+names, or a new temporary one) and its path printed. `--record FILE` appends the records a \
+call writes to FILE, one JSON line each. Both go before the command name. `{prog} help \
+<command>` prints one command's usage and `{prog} schema <command>` its JSON Schema.
+"""
+
+
+def _cli_index(commands: list[_CliCommand]) -> str:
+    """The list of commands with the first line of each description, for ``help`` alone."""
+    lines = ["\n## Commands\n"]
+    for c in commands:
+        first = c.description.strip().split("\n")[0]
+        lines.append(f"- `{c.name}`: {first}" if first else f"- `{c.name}`")
+    return "\n".join(lines) + "\n"
+
+
+def _cli_usage_of(prog: str, cmd: _CliCommand) -> str:
+    """One command's section: its description and hints, its synopsis, and each parameter."""
+    text = cmd.description.strip()
+    hints = _cli_hints(annotations_of(cmd.tool))
+    head = "\n\n".join(s for s in (text, hints, _cli_approval(cmd.tool)) if s)
+    lines = [f"### `{cmd.name}`", ""]
+    if head:
+        lines += [head, ""]
+    lines += ["```sh", _cli_synopsis(prog, cmd), "```"]
+    params = list(_cli_walk(cmd.params))
+    if params:
+        lines.append("")
+        lines += [f"- {_cli_param_line(p)}" for p in params]
+    return "\n".join(lines) + "\n"
+
+
+def _cli_approval(t: Tool) -> str:
+    """Says that calls may need approval, when the tool's reader answers so for no arguments
+    (a ``needs_approval(args)`` function may answer otherwise for others: hence "may")."""
+    try:
+        needs = needs_approval_of(t, {})
+    except Exception:  # a needs_approval(args) that cannot answer for no arguments
+        return ""
+    if not needs:
+        return ""
+    return "A call may need approval first: it exits 3 with the question until answered."
+
+
+def _cli_synopsis(prog: str, cmd: _CliCommand) -> str:
+    """The command line with every flag: required ones bare, optional ones in brackets,
+    repeated ones with an ellipsis, and the JSON argument when a parameter has no flag."""
+    words = [prog, cmd.name]
+    # a schema naming no properties (true, {"type": "object"}) takes its arguments as JSON
+    json_only = not isinstance(cmd.schema, dict) or "properties" not in cmd.schema
+    json_required = False
+    for p in _cli_walk(cmd.params):
+        if p.kind == "json":
+            json_only = True
+            json_required = json_required or (p.required and len(p.path) == 1)
+            continue
+        if p.kind == "object":
+            continue
+        word = f"--{p.flag} <{p.type}>"
+        if p.kind == "map":
+            word = f"--{p.flag} <key>=<{p.type}>"
+        elif p.type == "boolean":
+            word = f"--{p.flag}"
+        if p.kind != "value":
+            word += " ..."
+        if not (p.required and all(q.required for q in _cli_holders(cmd, p))):
+            word = f"[{word}]"
+        words.append(word)
+    if json_required:
+        words.append("(<json> | -)")
+    elif json_only:
+        words.append("[<json> | -]")
+    return " ".join(words)
+
+
+def _cli_holders(cmd: _CliCommand, p: _CliParam) -> list[_CliParam]:
+    """The objects holding ``p``, outermost first."""
+    found: list[_CliParam] = []
+    params = cmd.params
+    for step in p.path[:-1]:
+        holder = next(q for q in params if q.path[-1] == step)
+        found.append(holder)
+        params = holder.members
+    return found
+
+
+def _cli_param_line(p: _CliParam) -> str:
+    """One parameter: its flag or JSON name, its type, whether it is required, its default,
+    its description and its enum."""
+    facts: list[str] = []
+    if p.kind == "object":
+        name = f"`{p.flag}`"
+        facts.append(f"object, its members as the `--{p.flag}.*` flags below")
+    elif p.kind == "json":
+        name = f"`{p.flag}`"
+        facts.append(f"{p.type}, JSON only")
+    else:
+        name = f"`--{p.flag}`"
+        facts.append(
+            f"array of {p.type}, repeatable"
+            if p.kind == "repeated"
+            else f"map of {p.type}, repeatable as key=value"
+            if p.kind == "map"
+            else p.type
+        )
+    if p.required:
+        facts.append("required" if len(p.path) == 1 else f"required in `{'.'.join(p.path[:-1])}`")
+    if p.default is not _MISSING:
+        facts.append(f"default `{json.dumps(p.default, ensure_ascii=False)}`")
+    line = f"{name} ({', '.join(facts)})"
+    if p.description.strip():
+        line += ": " + " ".join(p.description.split())
+    if p.enum:
+        line += (
+            (" " if line.endswith(".") else ". ")
+            + "One of "
+            + ", ".join(f"`{json.dumps(v, ensure_ascii=False)}`" for v in p.enum)
+        )
+    return line
+
+
+_CLI_HINTS = (  # an annotation, what it says when True, when False (None says nothing)
+    ("read_only", "read-only", "changes things"),
+    ("destructive", "may be destructive", "makes only additive changes"),
+    ("idempotent", "idempotent", "not idempotent: running it twice does it twice"),
+    ("open_world", "reaches outside systems", "works only within its own domain"),
+)
+
+
+def _cli_hints(a: Annotations | None) -> str:
+    """A tool's annotations in words, only what it stated (an unstated hint says nothing, so
+    the usage never claims more than the tool did); destructive and idempotent matter only
+    for a tool that is not read-only, as in MCP.  The title is a display name, not a hint."""
+    if a is None:
+        return ""
+    hints: list[str] = []
+    for field, said_true, said_false in _CLI_HINTS:
+        value = getattr(a, field)
+        if value is not None and not (a.read_only and field in ("destructive", "idempotent")):
+            hints.append(said_true if value else said_false)
+    return f"Hints from the tool: {'; '.join(hints)}." if hints else ""
+
+
+def _cli_run(argv: list[str]) -> int:
+    """``python -m agenttool run TARGET ...``: the tools of TARGET as :func:`command` makes
+    them, with everything after TARGET as the program's command line."""
+    if not argv or argv[0] in ("-h", "--help"):
+        out = sys.stdout if argv else sys.stderr
+        _cli_write(
+            out,
+            "usage: python -m agenttool run TARGET [--answer A]... [--record FILE] [--out DIR] "
+            "<command> [--flag value]... [<json> | -]  (python -m agenttool run TARGET help "
+            "prints the commands)",
+        )
+        return 0 if argv else 2
+    target = argv[0]
+    main = command(_cli_load_target(target), prog=f"python -m agenttool run {target}")
+    status: int = main(argv[1:])
+    return status
+
+
+# ----- python -m agenttool: list | call | journal | run --------------------------------------
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (``sys.argv[1:]`` by default); the exit status."""
     _cli_search_path()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:  # everything after TARGET is the tools' program's own
+        try:
+            return _cli_run(argv[1:])
+        except (_CliTargetError, ValueError) as exc:
+            return _cli_refused(exc)
     import argparse
 
-    parser = argparse.ArgumentParser(
+    class Parser(argparse.ArgumentParser):
+        """Usage errors in one line saying what would be right, status 2 (argparse prints
+        the whole usage above them, which buries the line that matters)."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(2, f"{self.prog}: {message} ({self.prog} --help shows the usage)\n")
+
+    class Once(argparse.Action):
+        """An option given twice is a mistake, not "the last one wins"."""
+
+        def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+            if getattr(namespace, f"_given_{self.dest}", False):
+                parser.error(f"{option} given twice; give it once")
+            setattr(namespace, f"_given_{self.dest}", True)
+            setattr(namespace, self.dest, values)
+
+    parser = Parser(
         prog="python -m agenttool",
         usage=_CLI_USAGE,
         description="List and call the tools of a Python module, as a model would.",
@@ -13277,13 +14351,14 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"agenttool {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="{list,call,journal}")
+    commands = parser.add_subparsers(dest="command", metavar="{list,call,run,journal}")
     listing = commands.add_parser(
         "list", prog="python -m agenttool list", help="print the tools' definitions as a JSON array"
     )
     listing.add_argument("target", metavar="TARGET")
     listing.add_argument(
         "--format",
+        action=Once,
         default="responses",
         help="responses (default), chat, anthropic or gemini",
     )
@@ -13297,6 +14372,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     calling.add_argument(
         "--traceback", action="store_true", help="print a failed call's traceback on stderr"
+    )
+    commands.add_parser(  # listed for --help; main() hands "run ..." to _cli_run before this
+        "run", help="run the tools as a program whose flags are read from their schemas"
     )
     journaling = commands.add_parser(
         "journal", prog="python -m agenttool journal", help="list a journal's runs and open calls"
@@ -13316,11 +14394,16 @@ def main(argv: list[str] | None = None) -> int:
             return _cli_journal(ns.file)
         return _cli_call(ns.target, ns.tool, ns.args, ns.traceback)
     except (_CliTargetError, ValueError, JournalError) as exc:  # ValueError: a bad format
-        message = str(exc)
-        _cli_write(
-            sys.stderr, message if message.startswith("agenttool: ") else f"agenttool: {message}"
-        )
-        return 2
+        return _cli_refused(exc)
+
+
+def _cli_refused(exc: Exception) -> int:
+    """A target, tool or option the command line refused: one line on stderr, status 2."""
+    message = str(exc)
+    _cli_write(
+        sys.stderr, message if message.startswith("agenttool: ") else f"agenttool: {message}"
+    )
+    return 2
 
 
 # ---------------------------------------------------------------------------------------------
