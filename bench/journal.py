@@ -1,6 +1,7 @@
 """The journal's cost per call against its floor: bare sqlite3 writing and committing the same
 rows (an intent, then an outcome) at the same durability, synchronous=FULL and NORMAL side by
-side.  Run: python bench/journal.py [CALLS]  (the repository root on sys.path)."""
+side; with a PostgreSQL DSN (``--pg "host=127.0.0.1 port=5432 user=postgres"``), the same
+against bare psycopg on that server.  Run: python bench/journal.py [CALLS] [--pg DSN]."""
 
 from __future__ import annotations
 
@@ -74,8 +75,57 @@ def executor_per_call(path: str | None, calls: int, synchronous: str) -> float:
     return elapsed / calls / 1e3
 
 
+def postgres_per_call(dsn: str, calls: int) -> tuple[float, float]:
+    """The journal through psycopg, and bare psycopg writing the same rows in the same
+    transactions (one for the intent, one for the outcome), per call in us."""
+    import psycopg
+
+    journal = agenttool.Journal(connect=lambda: psycopg.connect(dsn))
+    run = f"bench-{uuid.uuid4().hex[:8]}"
+    start = time.perf_counter_ns()
+    for i in range(calls):
+        journal.intent(run, f"c{i}", "tool", "sha256:def", {"i": i})
+        journal.outcome(run, f"c{i}", {"output": f"result {i}"})
+    ours = (time.perf_counter_ns() - start) / calls / 1e3
+    journal.forget(run)
+    journal.close()
+    with psycopg.connect(dsn) as conn:
+        conn.execute(
+            "CREATE TEMP TABLE calls (run TEXT, call_id TEXT, tool TEXT, definition_hash TEXT,"
+            " args_hash TEXT, idem_key TEXT, status TEXT, outcome TEXT, started DOUBLE PRECISION,"
+            " PRIMARY KEY (run, call_id))"
+        )
+        conn.commit()
+        start = time.perf_counter_ns()
+        for i in range(calls):
+            conn.execute(
+                "INSERT INTO calls VALUES (%s, %s, %s, %s, %s, %s, 'intent', NULL, %s)",
+                ("run", f"c{i}", "tool", "sha256:def", "sha256:x", uuid.uuid4().hex, time.time()),
+            )
+            conn.commit()
+            conn.execute(
+                "UPDATE calls SET status = 'done', outcome = %s WHERE run = %s AND call_id = %s",
+                (json.dumps({"output": f"result {i}"}), "run", f"c{i}"),
+            )
+            conn.commit()
+        floor = (time.perf_counter_ns() - start) / calls / 1e3
+    return ours, floor
+
+
 def main() -> None:
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+    args = sys.argv[1:]
+    dsn = ""
+    if "--pg" in args:
+        at = args.index("--pg")
+        dsn = args[at + 1]
+        del args[at : at + 2]
+    calls = int(args[0]) if args else 500
+    if dsn:
+        ours, floor = postgres_per_call(dsn, calls)
+        print(
+            f"PostgreSQL: journal {ours:.0f} us/call, bare psycopg {floor:.0f} us/call,"
+            f" ratio {ours / floor:.2f}x"
+        )
     with tempfile.TemporaryDirectory() as d:
         for synchronous in ("FULL", "NORMAL"):
             ours = journal_per_call(os.path.join(d, f"j-{synchronous}.db"), calls, synchronous)
