@@ -496,6 +496,7 @@ class TestPinnedUnicode(unittest.TestCase):
         if version != at._UNICODE_VERSION:
             self.skipTest(f"node carries Unicode {version}, the tables {at._UNICODE_VERSION}")
 
+    @slow  # node reads every code point for each of 77 properties: 3 s
     @needs(NODE is not None, "node is not installed")
     def test_the_tables_are_what_the_generator_prints_from_node(self) -> None:
         self.skip_unless_node_is_pinned()
