@@ -481,6 +481,7 @@ class _Run:
         loop: asyncio.AbstractEventLoop,
         recorder: Callable[[at.Record], None] | None,
         errors: at.ErrorPolicy = "full",
+        inject: Mapping[str, Any] | None = None,
     ) -> None:
         import asyncio
 
@@ -489,6 +490,7 @@ class _Run:
         self.loop = loop
         self.recorder = recorder
         self.errors = errors
+        self.inject = inject
         self.cancel = threading.Event()
         self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self.open: concurrent.futures.Future[at.Answer] | None = None
@@ -517,6 +519,7 @@ class _Run:
             elicitor=self._elicit,
             approver=_ask_client,
             errors=self.errors,
+            inject=self.inject,
         )
         try:
             for event in executor.execute([at.Job(self.entry.tool, self.call)], cancel=self.cancel):
@@ -576,8 +579,10 @@ class _ServerState:
         abandon_after: float,
         errors: at.ErrorPolicy = "full",
         max_waiting: int = 64,
+        inject: Mapping[str, Any] | None = None,
     ) -> None:
         self.lock = threading.Lock()
+        self.inject = inject
         self.errors = errors
         self.max_waiting = max_waiting
         self.entries: dict[str, _Entry] = {}
@@ -712,6 +717,7 @@ def build_server(
     abandon_after: float = 1800.0,
     errors: at.ErrorPolicy = "full",
     max_waiting: int = 64,
+    inject: Mapping[str, Any] | None = None,
 ) -> Server[Any]:
     """Build the SDK's low-level MCP server for ``tools``.
 
@@ -725,7 +731,8 @@ def build_server(
     ``max_waiting`` calls wait for answers on the server (the era has no session to count
     by), and a call asking beyond that ends with an error saying so.  A waiting call holds
     its tool's thread and its batch's, neither counted against the pool's thread cap.
-    ``version`` defaults to agenttool's own.  ``errors`` is the error policy, as
+    ``version`` defaults to agenttool's own; ``inject`` gives the tools' ``Inject("key")``
+    parameters their values, as ``Executor(inject=...)`` does.  ``errors`` is the error policy, as
     ``agenttool.Executor`` takes it (``"redacted"`` keeps a tool's own exception text from
     the client).  A tool with an output schema (``agenttool.output_schema_of``) serves it
     as ``outputSchema`` and its ``Result.structured`` as ``structuredContent`` (checked
@@ -745,6 +752,7 @@ def build_server(
         abandon_after,
         errors,
         _positive_count("max_waiting", max_waiting),
+        inject,
     )
     state.entries = _entries_of(tools)
 
@@ -821,7 +829,9 @@ def build_server(
         except Exception as exc:
             return _error_result(at.error_message(exc))
         call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
-        run = _Run(entry, call, asyncio.get_running_loop(), state.recorder, state.errors)
+        run = _Run(
+            entry, call, asyncio.get_running_loop(), state.recorder, state.errors, state.inject
+        )
         _session_var.set(ctx.session)
         _request_var.set(ctx)
         run.start()
@@ -1436,13 +1446,15 @@ def serve(
     recorder: Callable[[at.Record], None] | None = None,
     allow_origins: Iterable[str] = (),
     errors: at.ErrorPolicy = "full",
+    inject: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve ``tools`` over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
     Blocks until the client hangs up (stdio) or the process is interrupted (HTTP).  With
     ``port=0`` the system picks a free port; the address is printed on stderr.  Over HTTP a
     request whose ``Origin`` is present and not in ``allow_origins`` gets 403 (loopback origins
-    are allowed on a loopback host); a request without ``Origin`` is served.
+    are allowed on a loopback host); a request without ``Origin`` is served.  ``inject``
+    gives the tools' ``Inject("key")`` parameters their values, as ``Executor(inject=...)``.
     """
     server = build_server(
         tools,
@@ -1451,6 +1463,7 @@ def serve(
         instructions=instructions,
         recorder=recorder,
         errors=errors,
+        inject=inject,
     )
     if transport == "stdio":
         import anyio

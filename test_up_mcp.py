@@ -13,7 +13,7 @@ import signal
 import textwrap
 import threading
 import unittest
-from typing import Any
+from typing import Annotated, Any
 
 import agenttool as at
 import agenttool_mcp as am
@@ -410,6 +410,29 @@ class TestQuestionsWaitWithinBounds(base._Case):
         for bad in (0, -1, 1.5, True):
             with self.assertRaisesRegex(ValueError, "max_waiting"):
                 am.build_server([], max_waiting=bad)
+
+
+class TestServedInject(base._Case):
+    """Issue 20: a served tool's Inject parameters get the server's values."""
+
+    def test_served_tools_get_injected_values(self) -> None:
+        import asyncio
+
+        from mcp import Client
+
+        def query(sql: str, db: Annotated[dict, at.Inject("db")]) -> str:
+            """Run a query."""
+            return f"{db['name']}: {sql}"
+
+        server = am.build_server([at.tool(query)], inject={"db": {"name": "prod"}})
+
+        async def main() -> tuple[str, list[str]]:
+            async with Client(server) as client:
+                listed = await client.list_tools()
+                result = await client.call_tool("query", {"sql": "select 1"})
+                return result.content[0].text, list(listed.tools[0].input_schema["properties"])
+
+        self.assertEqual(asyncio.run(main()), ("prod: select 1", ["sql"]))  # db is not the model's
 
 
 if __name__ == "__main__":
