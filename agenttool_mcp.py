@@ -265,7 +265,7 @@ def result_of(result: mt.CallToolResult) -> at.Result:
         cut = (result.meta or {}).get(_CUT_META_KEY) is True
         carried = texts or _carried(texts, items, result.structured_content, structured)
         if not cut and not carried:  # the model reads a text once, as the SDK's client does
-            items.append({"type": "text", "text": json.dumps(result.structured_content)})
+            items.append({"type": "text", "text": at._dumps(result.structured_content)})
     details: Any = result
     record = _record_from_meta(result.meta)
     if record is not None:

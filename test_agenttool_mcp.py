@@ -1543,7 +1543,7 @@ class TestStructuredOverMCP(_Case):
         other = result("two numbers")
         self.assertEqual(other.output, "two numbers")
         self.assertEqual(other.structured, value)
-        self.assertEqual(result().output, '{"a": [1, 2]}')
+        self.assertEqual(result().output, '{"a":[1,2]}')
         # an image and its structured description: the JSON is added once, as a part
         img = mt.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")
         parts = am.result_of(mt.CallToolResult(content=[img], structured_content=value)).output

@@ -91,7 +91,7 @@ class TestResultsReadOnce(base._Case):
         self.assertEqual([p["type"] for p in both.output], ["text", "input_image"])
         # with no text at all the JSON is the only text there is, so it stays
         empty = am.result_of(mt.CallToolResult(content=[], structured_content={"n": 1}))
-        self.assertEqual(empty.output, '{"n": 1}')
+        self.assertEqual(empty.output, '{"n":1}')
 
     @_quiet("mcp")
     def test_sdk_mcpserver_returning_str_and_int(self) -> None:
