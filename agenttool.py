@@ -10956,14 +10956,18 @@ class Journal:
         self._local = threading.local()
         self._opened: list[tuple[threading.Thread, Any]] = []  # each thread's connection
         self._opened_lock = threading.Lock()
-        if paramstyle is None and connect is not None:
-            import sys
+        try:
+            if paramstyle is None and connect is not None:
+                import sys
 
-            conn = self._connection()
-            module = sys.modules.get(type(conn).__module__.split(".")[0])
-            paramstyle = getattr(module, "paramstyle", "qmark")
-        self._paramstyle = paramstyle or "qmark"
-        self._create()
+                conn = self._connection()
+                module = sys.modules.get(type(conn).__module__.split(".")[0])
+                paramstyle = getattr(module, "paramstyle", "qmark")
+            self._paramstyle = paramstyle or "qmark"
+            self._create()
+        except BaseException:  # not a journal, a newer schema...: nothing is left open
+            self.close()
+            raise
 
     def _connection(self) -> Any:
         conn = getattr(self._local, "conn", None)
@@ -10973,6 +10977,7 @@ class Journal:
             import sqlite3
 
             assert self.path is not None
+            conn = None
             try:
                 # used by one thread only, but closed by whichever thread closes the journal
                 conn = sqlite3.connect(
@@ -10984,9 +10989,11 @@ class Journal:
                 # fetched, so no statement stays open (PyPy's sqlite3 then refuses a commit)
                 conn.execute("PRAGMA journal_mode=WAL").fetchall()
                 conn.execute(f"PRAGMA synchronous={self._synchronous}").fetchall()
-            except sqlite3.OperationalError as e:  # a missing folder, a file it may not open
-                raise JournalError(f"agenttool: Journal: cannot open {self.path!r}: {e}") from e
             except sqlite3.DatabaseError as e:
+                if conn is not None:  # opened, then refused: not left open
+                    conn.close()
+                if isinstance(e, sqlite3.OperationalError):  # a missing folder, no access
+                    raise JournalError(f"agenttool: Journal: cannot open {self.path!r}: {e}") from e
                 raise JournalError(
                     f"agenttool: Journal: {self.path!r} is not a journal: {e}"
                 ) from e

@@ -34,9 +34,9 @@ class JournalStorage(unittest.TestCase):
     def test_intent_is_read_back_with_the_same_key(self) -> None:
         first = self.journal.intent("turn-1", "c1", "pay", "sha256:d", {"amount": 3})
         self.assertEqual(first["status"], "intent")
-        again = agenttool.Journal(self.path).intent(
-            "turn-1", "c1", "pay", "sha256:d", {"amount": 3}
-        )
+        second = agenttool.Journal(self.path)
+        self.addCleanup(second.close)
+        again = second.intent("turn-1", "c1", "pay", "sha256:d", {"amount": 3})
         self.assertEqual(again["key"], first["key"])
         self.assertFalse(again["definition_changed"])
 
