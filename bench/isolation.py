@@ -58,12 +58,18 @@ def main() -> None:
             f" ratio {ours / floor:.2f}x"
         )
         jobs = [at.Job(t, at.Call(str(i), "{}")) for i in range(1000)]
-        start = time.perf_counter()
-        list(at.Executor(max_parallel=2).execute(jobs))
-        ours = time.perf_counter() - start
-        start = time.perf_counter()
-        list(pool.map(isolation.noop_n, range(1000)))
-        floor = time.perf_counter() - start
+        # both sides warm with both workers started (a batch of one starts only one worker,
+        # and spawning the second inside the timing cost about 100 ms); best of three
+        list(at.Executor(max_parallel=2).execute(jobs[:50]))
+        list(pool.map(isolation.noop_n, range(50)))
+        ours = floor = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            list(at.Executor(max_parallel=2).execute(jobs))
+            ours = min(ours, time.perf_counter() - start)
+            start = time.perf_counter()
+            list(pool.map(isolation.noop_n, range(1000)))
+            floor = min(floor, time.perf_counter() - start)
         print(
             f"1,000 calls on 2 workers: isolated {ours * 1e3:.0f} ms, map {floor * 1e3:.0f} ms,"
             f" ratio {ours / floor:.2f}x"
