@@ -9455,7 +9455,7 @@ def _serve_worker(conn: Any, scope: _Scope | None) -> tuple[str, Any]:
 class _Worker:
     """One worker process and the parent's end of its pipe."""
 
-    __slots__ = ("process", "conn")
+    __slots__ = ("process", "conn", "lock", "stopped")
 
     def __init__(self, context: Any) -> None:
         parent, child = context.Pipe()
@@ -9465,17 +9465,25 @@ class _Worker:
         self.process.start()
         child.close()
         self.conn = parent
+        self.lock = threading.Lock()
+        self.stopped = False
 
     def stop(self) -> None:
-        """SIGTERM, then SIGKILL after a short grace; the process is reaped."""
-        process = self.process
-        if process.is_alive():
-            process.terminate()
-            process.join(_KILL_GRACE)
+        """SIGTERM, then SIGKILL after a short grace; the process is reaped.  Once: the
+        canceller and the call's own thread (seeing its pipe close) may both stop it, and a
+        second close of the pipe would fail with EBADF; the later one waits for the first."""
+        with self.lock:
+            if self.stopped:
+                return
+            self.stopped = True
+            process = self.process
             if process.is_alive():
-                process.kill()
-        process.join()
-        self.conn.close()
+                process.terminate()
+                process.join(_KILL_GRACE)
+                if process.is_alive():
+                    process.kill()
+            process.join()
+            self.conn.close()
 
 
 class _ProcessPool:

@@ -91,6 +91,35 @@ class TestStopped(unittest.TestCase):
         ]
         self.assertIsInstance(events[0].error, at.Cancelled)
 
+    def test_a_worker_stopped_by_two_threads_at_once_is_stopped_once(self) -> None:
+        # the canceller and the call's own thread (its pipe closing) both stop the worker:
+        # the second close of the pipe failed with EBADF and became the call's error
+        import multiprocessing
+
+        for _ in range(5):
+            worker = at._Worker(multiprocessing.get_context("spawn"))
+            start, errors = threading.Barrier(4), []
+
+            def stop(
+                worker: Any = worker,
+                start: threading.Barrier = start,
+                errors: list[Exception] = errors,
+            ) -> None:
+                start.wait()
+                try:
+                    worker.stop()
+                except Exception as exc:  # noqa: BLE001 - what the test looks for
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=stop) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            self.assertEqual(errors, [])
+            self.assertFalse(worker.process.is_alive())
+            self.assertTrue(worker.conn.closed)
+
 
 @unittest.skipUnless(POSIX, "signals are POSIX")
 class TestCrashes(unittest.TestCase):
