@@ -967,11 +967,7 @@ class TestCompiledOnFirstUse(unittest.TestCase):
                     except at.ValidationError:
                         verdicts.append(False)
 
-            threads = [threading.Thread(target=use) for _ in range(8)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            at_once(8, use)
             self.assertEqual(sorted(verdicts), [False] * 8 + [True] * 16)
 
 
@@ -7630,6 +7626,15 @@ class TestCommandLineApproval(_Workspace):
         code, out, _ = self.call(None)
         self.assertEqual(code, 1)
         self.assertIn("needs approval", out)
+
+
+def at_once(n: int, target: Callable[[], None]) -> None:
+    """Run ``target`` on ``n`` threads started together, and wait for them all."""
+    threads = [threading.Thread(target=target) for _ in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def isolated(test: unittest.TestCase, code: str, expected: str, timeout: float = 60) -> None:

@@ -13,7 +13,7 @@ import unittest
 from typing import Any
 
 import agenttool as at
-from test_agenttool import limit_test_time, needs, slow
+from test_agenttool import at_once, limit_test_time, needs, slow
 from testdata import isolated_tools as tools
 
 POSIX = os.name == "posix"
@@ -111,11 +111,7 @@ class TestStopped(unittest.TestCase):
                 except Exception as exc:  # noqa: BLE001 - what the test looks for
                     errors.append(exc)
 
-            threads = [threading.Thread(target=stop) for _ in range(4)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            at_once(4, stop)
             self.assertEqual(errors, [])
             self.assertFalse(worker.process.is_alive())
             self.assertTrue(worker.conn.closed)
