@@ -5671,19 +5671,24 @@ class _LinearSearch:
         if live & self.match:
             result: Any = True
         else:
-            takes = self.takes.get(k)
-            if takes is None:
-                takes = self.takes[k] = sum(
-                    1 << s
-                    for s, kind in enumerate(self.nfa.kind)
-                    if kind == "char" and _contains(self.nfa.arg[s], code)
-                )
-            following = self.spread(live & takes, None)
+            following = self.spread(live & self.taking(k), None)
             if not self.anchored:
                 following |= self.start
             result = self.state(following, word, False) if following else False
         state[k] = result
         return result
+
+    def taking(self, k: int) -> int:
+        """The char states that take a character of class ``k`` (found once per class)."""
+        takes = self.takes.get(k)
+        if takes is None:
+            code = self.bounds[k]
+            takes = self.takes[k] = sum(
+                1 << s
+                for s, kind in enumerate(self.nfa.kind)
+                if kind == "char" and _contains(self.nfa.arg[s], code)
+            )
+        return takes
 
     def move(self, state: dict[Any, Any], ch: str) -> Any:
         """The transition on ``ch`` not yet kept by character: by its class, then kept."""
@@ -5770,16 +5775,8 @@ class _LinearSearch:
 
     def _step_union(self, base: int, bits: int, k: int, prev_word: bool, word: bool) -> int:
         """For the states of ``bits`` (``base`` up): where taking class ``k`` leads, mid-text."""
-        takes = self.takes.get(k)
-        if takes is None:
-            code = self.bounds[k]
-            takes = self.takes[k] = sum(
-                1 << s
-                for s, kind in enumerate(self.nfa.kind)
-                if kind == "char" and _contains(self.nfa.arg[s], code)
-            )
         live = self.spread(bits << base, (False, False, prev_word, word))
-        out = self.spread(live & takes, None)
+        out = self.spread(live & self.taking(k), None)
         return out | (1 << len(self.nfa.kind)) if live & self.match else out
 
 

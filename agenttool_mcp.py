@@ -954,9 +954,9 @@ def _running_loop() -> asyncio.AbstractEventLoop:
 
 def _positive_count(option: str, value: Any) -> int:
     """``value`` when it is a whole number of at least 1, else a ValueError naming ``option``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if at._positive(value, (int,)) is None:
         raise ValueError(f"agenttool_mcp: {option} must be a whole number of at least 1")
-    return value
+    return int(value)
 
 
 def _abandon(state: _ServerState, token: str) -> None:
