@@ -12241,7 +12241,10 @@ class Executor:
 # Provider formats: definitions out, calls in, output items back
 # ---------------------------------------------------------------------------------------------
 
-_FORMATS = ("responses", "chat", "anthropic", "gemini")
+# Each format is one entry of _FORMAT_TABLE (at the end of this section): its definition
+# writer, call reader, the two answer writers and its name rule.  _FORMATS, the command line's
+# --format and the messages read the table; adding a format is adding an entry, and an entry
+# missing a piece fails when the module loads.
 
 # Open Responses, OpenAI (both APIs) and Anthropic share one rule for tool names.
 _NAME_RULE = r"[a-zA-Z0-9_-]{1,64}"
@@ -12272,7 +12275,7 @@ _Outcome = Union[Result, BaseException]
 
 
 def _check_format(format: str) -> str:
-    if format not in _FORMATS:
+    if format not in _FORMAT_TABLE:
         known = ", ".join(f'"{f}"' for f in _FORMATS)
         given = json.dumps(format) if isinstance(format, str) else repr(format)
         raise ValueError(f"unknown format {given}: expected one of {known}")
@@ -12296,8 +12299,6 @@ def _provider_definition(defn: dict[str, Any], format: str) -> dict[str, Any]:
     ``strict`` is carried to Chat Completions and Anthropic when true; Gemini has no such flag.
     The tool name is checked against the provider's rule; a bad one raises ``ValueError``.
     """
-    import copy
-
     _check_format(format)
     if not isinstance(defn, collections.abc.Mapping):
         raise ValueError(f"definition: expected a dict, got {type(defn).__name__}")
@@ -12308,44 +12309,66 @@ def _provider_definition(defn: dict[str, Any], format: str) -> dict[str, Any]:
     if kind != "function":
         raise ValueError(f'tool "{name}": expected a definition of type "function", got {kind!r}')
     _check_name(name, format)
-    if format == "responses":
-        return copy.deepcopy(dict(defn))
+    return _FORMAT_TABLE[format].define(defn, name)
 
-    description = defn.get("description")
+
+def _responses_definition(defn: collections.abc.Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Open Responses: the canonical form itself, copied."""
+    import copy
+
+    return copy.deepcopy(dict(defn))
+
+
+def _definition_fields(
+    defn: collections.abc.Mapping[str, Any], name: str
+) -> tuple[Any, dict[str, Any], bool]:
+    """``(description, a copy of the parameters schema, strict)`` of a canonical definition."""
+    import copy
+
     params = defn.get("parameters")
     schema: Any = copy.deepcopy(params) if params is not None else copy.deepcopy(_NO_ARGS_SCHEMA)
     if not isinstance(schema, dict):
         raise ValueError(
             f'tool "{name}": parameters must be a JSON Schema object, got {type(schema).__name__}'
         )
-    strict = defn.get("strict") is True
+    return defn.get("description"), schema, defn.get("strict") is True
 
-    if format == "chat":
-        fn: dict[str, Any] = {"name": name}
-        if description:
-            fn["description"] = description
-        fn["parameters"] = schema
-        if strict:
-            fn["strict"] = True
-        return {"type": "function", "function": fn}
 
-    if format == "anthropic":
-        root = schema.get("type", "object")
-        if root != "object":
-            raise ValueError(
-                f'tool "{name}": anthropic needs an object schema at the root of input_schema, '
-                f"got type {json.dumps(root)}"
-            )
-        if "type" not in schema:
-            schema = {"type": "object", **schema}
-        out: dict[str, Any] = {"name": name}
-        if description:
-            out["description"] = description
-        out["input_schema"] = schema
-        if strict:
-            out["strict"] = True
-        return out
+def _chat_definition(defn: collections.abc.Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Chat Completions: the function nested under ``function``."""
+    description, schema, strict = _definition_fields(defn, name)
+    fn: dict[str, Any] = {"name": name}
+    if description:
+        fn["description"] = description
+    fn["parameters"] = schema
+    if strict:
+        fn["strict"] = True
+    return {"type": "function", "function": fn}
 
+
+def _anthropic_definition(defn: collections.abc.Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Anthropic: ``{name, description, input_schema, strict?}``, an object schema at the root."""
+    description, schema, strict = _definition_fields(defn, name)
+    root = schema.get("type", "object")
+    if root != "object":
+        raise ValueError(
+            f'tool "{name}": anthropic needs an object schema at the root of input_schema, '
+            f"got type {json.dumps(root)}"
+        )
+    if "type" not in schema:
+        schema = {"type": "object", **schema}
+    out: dict[str, Any] = {"name": name}
+    if description:
+        out["description"] = description
+    out["input_schema"] = schema
+    if strict:
+        out["strict"] = True
+    return out
+
+
+def _gemini_definition(defn: collections.abc.Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Gemini: a FunctionDeclaration with the schema as it is in ``parametersJsonSchema``."""
+    description, schema, _ = _definition_fields(defn, name)
     decl: dict[str, Any] = {"name": name}
     if description:
         decl["description"] = description
@@ -12354,10 +12377,7 @@ def _provider_definition(defn: dict[str, Any], format: str) -> dict[str, Any]:
 
 
 def _check_name(name: str, format: str) -> None:
-    if format == "gemini":
-        rule, text = _GEMINI_NAME_RULE, _GEMINI_NAME_RULE_TEXT
-    else:
-        rule, text = _NAME_RULE, _NAME_RULE_TEXT
+    rule, text = _FORMAT_TABLE[format].name_rule
     if re.fullmatch(rule, name) is None:
         raise ValueError(f'tool "{name}": the name does not fit {format}\'s rule ^{rule}$ ({text})')
 
@@ -12605,31 +12625,36 @@ def _read_calls(
     calls: list[_ProviderCall] = []
     for f in found:
         if f.call is not None:
-            calls.append(_read_one(f.fmt, f.call, f.where))
+            calls.append(_FORMAT_TABLE[f.fmt].read_call(f.call, f.where))
             calls[-1].item = f.call
-    if fmt == "gemini":
-        _mint_ids(calls)
+    _mint_ids(calls)
     return fmt, calls
 
 
-def _read_one(fmt: str, item: Any, where: str) -> _ProviderCall:
-    args: Any
-    if fmt == "responses":
-        call_id = _text_field(item, "call_id", where, "function_call")
-        name = _text_field(item, "name", where, "function_call")
-        args = _field(item, "arguments")
-        return _ProviderCall(call_id, name, "" if args is None else args)
-    if fmt == "chat":
-        call_id = _text_field(item, "id", where, "tool call")
-        fn = _field(item, "function")
-        name = _text_field(fn, "name", f"{where}.function", "tool call")
-        args = _field(fn, "arguments")
-        return _ProviderCall(call_id, name, "" if args is None else args)
-    if fmt == "anthropic":
-        call_id = _text_field(item, "id", where, "tool_use block")
-        name = _text_field(item, "name", where, "tool_use block")
-        args = _field(item, "input")
-        return _ProviderCall(call_id, name, {} if args is None else args)
+def _read_responses_call(item: Any, where: str) -> _ProviderCall:
+    call_id = _text_field(item, "call_id", where, "function_call")
+    name = _text_field(item, "name", where, "function_call")
+    args = _field(item, "arguments")
+    return _ProviderCall(call_id, name, "" if args is None else args)
+
+
+def _read_chat_call(item: Any, where: str) -> _ProviderCall:
+    call_id = _text_field(item, "id", where, "tool call")
+    fn = _field(item, "function")
+    name = _text_field(fn, "name", f"{where}.function", "tool call")
+    args = _field(fn, "arguments")
+    return _ProviderCall(call_id, name, "" if args is None else args)
+
+
+def _read_anthropic_call(item: Any, where: str) -> _ProviderCall:
+    call_id = _text_field(item, "id", where, "tool_use block")
+    name = _text_field(item, "name", where, "tool_use block")
+    args = _field(item, "input")
+    return _ProviderCall(call_id, name, {} if args is None else args)
+
+
+def _read_gemini_call(item: Any, where: str) -> _ProviderCall:
+    """A Gemini functionCall; one without an id is ``minted`` (:func:`_mint_ids` names it)."""
     fc = _field(item, "function_call")
     name = _text_field(fc, "name", where, "functionCall")
     call_id = _field(fc, "id")
@@ -12640,7 +12665,8 @@ def _read_one(fmt: str, item: Any, where: str) -> _ProviderCall:
 
 
 def _mint_ids(calls: list[_ProviderCall]) -> None:
-    """Give Gemini calls without an id a stable one, ``call_<i>`` by position, never reused."""
+    """Give the calls read without an id (Gemini's) a stable one, ``call_<i>`` by position,
+    never reused."""
     taken = {c.call_id for c in calls if not c.minted}
     for i, c in enumerate(calls):
         if c.minted:
@@ -12679,9 +12705,9 @@ def _output_items(
     items: list[dict[str, Any]] = []
     for call, outcome in zip(calls, outcomes):
         if isinstance(outcome, BaseException):
-            items.append(_error_item(format, call, outcome))
+            items.append(_FORMAT_TABLE[format].error_item(call, outcome))
         elif isinstance(outcome, Result):
-            items.append(_result_item(format, call, outcome.output))
+            items.append(_FORMAT_TABLE[format].result_item(call, outcome.output))
         else:
             raise TypeError(
                 f'outcome for call "{call.call_id}": expected a Result or an exception, '
@@ -12690,40 +12716,58 @@ def _output_items(
     return items
 
 
-def _error_item(format: str, call: _ProviderCall, exc: BaseException) -> dict[str, Any]:
-    if format == "anthropic":
-        return {
-            "type": "tool_result",
-            "tool_use_id": call.call_id,
-            "content": [{"type": "text", "text": error_message(exc)}],
-            "is_error": True,
-        }
-    if format == "gemini":
-        return _gemini_item(call, {"error": error_message(exc)}, [])
+def _error_text(exc: BaseException) -> str:
+    """What a format without an error flag reads of a failure: ``Error: <message>``."""
     output = error_result(exc).output
-    text = output if isinstance(output, str) else "Error: " + error_message(exc)
-    if format == "chat":
-        return {"role": "tool", "tool_call_id": call.call_id, "content": text}
-    return {"type": "function_call_output", "call_id": call.call_id, "output": text}
+    return output if isinstance(output, str) else "Error: " + error_message(exc)
 
 
-def _result_item(format: str, call: _ProviderCall, output: Any) -> dict[str, Any]:
-    parts = _parts_of(output)
-    if format == "responses":
-        out: Any = output if isinstance(output, str) else [_responses_part(p) for p in parts]
-        return {"type": "function_call_output", "call_id": call.call_id, "output": out}
-    if format == "chat":
-        text = output if isinstance(output, str) else "\n".join(_text_or_note(p) for p in parts)
-        return {"role": "tool", "tool_call_id": call.call_id, "content": text}
-    if format == "anthropic":
-        item: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.call_id}
-        blocks = [b for b in (_anthropic_block(p) for p in parts) if b is not None]
-        if blocks:  # Anthropic refuses empty text blocks; no content says "nothing".
-            item["content"] = blocks
-        return item
+def _responses_error(call: _ProviderCall, exc: BaseException) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call.call_id, "output": _error_text(exc)}
+
+
+def _responses_result(call: _ProviderCall, output: Any) -> dict[str, Any]:
+    out: Any = (
+        output if isinstance(output, str) else [_responses_part(p) for p in _parts_of(output)]
+    )
+    return {"type": "function_call_output", "call_id": call.call_id, "output": out}
+
+
+def _chat_error(call: _ProviderCall, exc: BaseException) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call.call_id, "content": _error_text(exc)}
+
+
+def _chat_result(call: _ProviderCall, output: Any) -> dict[str, Any]:
+    if not isinstance(output, str):
+        output = "\n".join(_text_or_note(p) for p in _parts_of(output))
+    return {"role": "tool", "tool_call_id": call.call_id, "content": output}
+
+
+def _anthropic_error(call: _ProviderCall, exc: BaseException) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": call.call_id,
+        "content": [{"type": "text", "text": error_message(exc)}],
+        "is_error": True,
+    }
+
+
+def _anthropic_result(call: _ProviderCall, output: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.call_id}
+    blocks = [b for b in (_anthropic_block(p) for p in _parts_of(output)) if b is not None]
+    if blocks:  # Anthropic refuses empty text blocks; no content says "nothing".
+        item["content"] = blocks
+    return item
+
+
+def _gemini_error(call: _ProviderCall, exc: BaseException) -> dict[str, Any]:
+    return _gemini_item(call, {"error": error_message(exc)}, [])
+
+
+def _gemini_result(call: _ProviderCall, output: Any) -> dict[str, Any]:
     texts: list[str] = []
     media: list[dict[str, Any]] = []
-    for p in parts:
+    for p in _parts_of(output):
         inline = _gemini_inline(p)
         if inline is not None:
             media.append(inline)
@@ -12907,11 +12951,101 @@ def _gemini_inline(part: collections.abc.Mapping[str, Any]) -> dict[str, Any] | 
 
 
 # ---------------------------------------------------------------------------------------------
+# The formats' table
+# ---------------------------------------------------------------------------------------------
+
+
+class _Format(_Value):
+    """One provider format: every piece the library needs of it, all required.
+
+    ``define(defn, name)`` writes a canonical definition in the format's shape; ``read_call(item,
+    where)`` reads one of its function-call items; ``error_item(call, exc)`` and
+    ``result_item(call, output)`` write the answer to a call; ``name_rule`` is the provider's
+    rule for tool names, ``(regex, the rule in words)``.
+    """
+
+    __slots__ = ("name", "define", "read_call", "error_item", "result_item", "name_rule")
+    name: str
+    define: Callable[[collections.abc.Mapping[str, Any], str], dict[str, Any]]
+    read_call: Callable[[Any, str], _ProviderCall]
+    error_item: Callable[[_ProviderCall, BaseException], dict[str, Any]]
+    result_item: Callable[[_ProviderCall, Any], dict[str, Any]]
+    name_rule: tuple[str, str]
+
+    def __init__(
+        self,
+        name: str,
+        define: Callable[[collections.abc.Mapping[str, Any], str], dict[str, Any]],
+        read_call: Callable[[Any, str], _ProviderCall],
+        error_item: Callable[[_ProviderCall, BaseException], dict[str, Any]],
+        result_item: Callable[[_ProviderCall, Any], dict[str, Any]],
+        name_rule: tuple[str, str],
+    ) -> None:
+        pieces = (define, read_call, error_item, result_item)
+        if not all(callable(p) for p in pieces) or len(name_rule) != 2:
+            raise TypeError(f"format {name!r}: every piece must be given")
+        self.name = name
+        self.define = define
+        self.read_call = read_call
+        self.error_item = error_item
+        self.result_item = result_item
+        self.name_rule = name_rule
+
+
+_OPENAI_NAMES = (_NAME_RULE, _NAME_RULE_TEXT)
+_FORMAT_TABLE: dict[str, _Format] = {
+    f.name: f
+    for f in (
+        _Format(
+            "responses",
+            _responses_definition,
+            _read_responses_call,
+            _responses_error,
+            _responses_result,
+            _OPENAI_NAMES,
+        ),
+        _Format(
+            "chat", _chat_definition, _read_chat_call, _chat_error, _chat_result, _OPENAI_NAMES
+        ),
+        _Format(
+            "anthropic",
+            _anthropic_definition,
+            _read_anthropic_call,
+            _anthropic_error,
+            _anthropic_result,
+            _OPENAI_NAMES,
+        ),
+        _Format(
+            "gemini",
+            _gemini_definition,
+            _read_gemini_call,
+            _gemini_error,
+            _gemini_result,
+            (_GEMINI_NAME_RULE, _GEMINI_NAME_RULE_TEXT),
+        ),
+    )
+}
+_FORMATS = tuple(_FORMAT_TABLE)
+
+
+def _check_format_names() -> None:
+    """Every format that a definition option or a caller list names is in the table, so a
+    format renamed or removed fails when the module loads, not at a user's call."""
+    named = {f for _, _, formats in _DEFINITION_OPTIONS for f in formats} | set(_CALLERS)
+    unknown = sorted(named - set(_FORMAT_TABLE))
+    if unknown:
+        raise ImportError(f"agenttool: formats {unknown} are named but not in _FORMAT_TABLE")
+
+
+_check_format_names()
+
+
+# ---------------------------------------------------------------------------------------------
 # The command line: python -m agenttool (or python agenttool.py) list | call
 # ---------------------------------------------------------------------------------------------
 
-_CLI_USAGE = """\
-python -m agenttool list TARGET [--format responses|chat|anthropic|gemini]
+_CLI_USAGE = f"""\
+python -m agenttool list TARGET [--format {"|".join(_FORMATS)}]
        python -m agenttool call TARGET TOOL [ARGS_JSON | -] [--traceback]
        python -m agenttool run TARGET [--answer A]... [--record F] [--out D] TOOL [FLAGS] [JSON|-]
        python -m agenttool journal FILE"""
@@ -14367,16 +14501,18 @@ def main(argv: list[str] | None = None) -> int:
     listing = commands.add_parser(
         "list", prog="python -m agenttool list", help="print the tools' definitions as a JSON array"
     )
+    listing.set_defaults(handle=lambda ns: _cli_list(ns.target, ns.format))
     listing.add_argument("target", metavar="TARGET")
     listing.add_argument(
         "--format",
         action=Once,
-        default="responses",
-        help="responses (default), chat, anthropic or gemini",
+        default=_FORMATS[0],
+        help=f"{_FORMATS[0]} (default), {', '.join(_FORMATS[1:-1])} or {_FORMATS[-1]}",
     )
     calling = commands.add_parser(
         "call", prog="python -m agenttool call", help="run one call and print what the model sees"
     )
+    calling.set_defaults(handle=lambda ns: _cli_call(ns.target, ns.tool, ns.args, ns.traceback))
     calling.add_argument("target", metavar="TARGET")
     calling.add_argument("tool", metavar="TOOL")
     calling.add_argument(
@@ -14391,20 +14527,18 @@ def main(argv: list[str] | None = None) -> int:
     journaling = commands.add_parser(
         "journal", prog="python -m agenttool journal", help="list a journal's runs and open calls"
     )
+    journaling.set_defaults(handle=lambda ns: _cli_journal(ns.file))
     journaling.add_argument("file", metavar="FILE")
     try:
         ns = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors and --help
         return exc.code if isinstance(exc.code, int) else 2
-    if ns.command is None:
+    handle = getattr(ns, "handle", None)  # each command's parser sets its handler
+    if handle is None:
         parser.print_usage(sys.stderr)
         return 2
     try:
-        if ns.command == "list":
-            return _cli_list(ns.target, ns.format)
-        if ns.command == "journal":
-            return _cli_journal(ns.file)
-        return _cli_call(ns.target, ns.tool, ns.args, ns.traceback)
+        return int(handle(ns))
     except (_CliTargetError, ValueError, JournalError) as exc:  # ValueError: a bad format
         return _cli_refused(exc)
 
