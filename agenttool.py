@@ -12337,13 +12337,10 @@ def _definition_fields(
 def _chat_definition(defn: collections.abc.Mapping[str, Any], name: str) -> dict[str, Any]:
     """Chat Completions: the function nested under ``function``."""
     description, schema, strict = _definition_fields(defn, name)
-    fn: dict[str, Any] = {"name": name}
-    if description:
-        fn["description"] = description
-    fn["parameters"] = schema
-    if strict:
-        fn["strict"] = True
-    return {"type": "function", "function": fn}
+    return {
+        "type": "function",
+        "function": _declaration(name, description, "parameters", schema, strict),
+    }
 
 
 def _anthropic_definition(defn: collections.abc.Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -12357,23 +12354,26 @@ def _anthropic_definition(defn: collections.abc.Mapping[str, Any], name: str) ->
         )
     if "type" not in schema:
         schema = {"type": "object", **schema}
-    out: dict[str, Any] = {"name": name}
-    if description:
-        out["description"] = description
-    out["input_schema"] = schema
-    if strict:
-        out["strict"] = True
-    return out
+    return _declaration(name, description, "input_schema", schema, strict)
 
 
 def _gemini_definition(defn: collections.abc.Mapping[str, Any], name: str) -> dict[str, Any]:
     """Gemini: a FunctionDeclaration with the schema as it is in ``parametersJsonSchema``."""
-    description, schema, _ = _definition_fields(defn, name)
-    decl: dict[str, Any] = {"name": name}
+    description, schema, _ = _definition_fields(defn, name)  # Gemini has no strict flag
+    return _declaration(name, description, "parametersJsonSchema", schema, False)
+
+
+def _declaration(
+    name: str, description: Any, schema_key: str, schema: dict[str, Any], strict: bool
+) -> dict[str, Any]:
+    """``{name, description?, <schema_key>: schema, strict?}``, the shape the formats share."""
+    out: dict[str, Any] = {"name": name}
     if description:
-        decl["description"] = description
-    decl["parametersJsonSchema"] = schema
-    return decl
+        out["description"] = description
+    out[schema_key] = schema
+    if strict:
+        out["strict"] = True
+    return out
 
 
 def _check_name(name: str, format: str) -> None:
