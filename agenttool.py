@@ -6,6 +6,35 @@ generates their schemas, validates what the model wrote before anything runs, co
 the function returns into what the model sees, and runs batches of calls in parallel with
 ordering rules a model can rely on.  Standard library only; CPython 3.9 to 3.13.
 
+The sections, in file order (each starts at a banner of that title; a test holds this map to
+the banners):
+
+    Errors shared by every section
+    Messages: what the model reads of a value, cut to size
+    Meta: constraints and descriptions inside Annotated[...]
+    Schema generation and decoding
+    Type inspection: what an annotation says
+    Docstrings: the descriptions of a tool and of its parameters
+    From types to schemas and decoders: the translator
+    Functions: a signature as a tool's parameters
+    JSON Schema validation
+    ECMA-262 patterns: parsed once, run by Python's re where it cannot backtrack, else linearly
+    Validators: validator(), Validator and JSON text
+    Results and content parts
+    Failures: the one message the model sees
+    Calls and the call's context: progress, records, elicitation, cancellation
+    Tools and their properties
+    async def tools: where their coroutines run
+    Wrapping
+    Definitions, their hash, and sets of tools
+    Isolated tools: the function of a tool made with isolated=True runs in a worker process
+    The executor
+    The journal: runs that survive a crash
+    Provider formats: definitions out, calls in, output items back
+    The command line: python -m agenttool (or python agenttool.py) list | call | journal
+    Tools as a command line: command(tools, prog=...), usage_markdown, python -m agenttool run
+    Unicode tables for \\p{..} in patterns
+
 Copyright (c) 2026 the agenttool authors.  MIT licence (see LICENSE).
 """
 
@@ -245,6 +274,150 @@ def _log(level: int, message: str, exc: BaseException | None = None) -> None:
 
 
 _ERROR, _WARNING = 40, 30  # logging.ERROR and logging.WARNING, without importing logging
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages: what the model reads of a value, cut to size
+# ---------------------------------------------------------------------------------------------
+
+# Messages quote what the model or the schema wrote, cut so that a whole message stays within
+# about 2 KB whatever the input: a quoted string or path segment at _QUOTE_LIMIT characters, a
+# path at _PATH_LIMIT, a list of values (enum, shapes) at _LIST_LIMIT, each cut saying how much
+# was left out.
+_QUOTE_LIMIT = 200
+_PATH_LIMIT = 600
+_LIST_LIMIT = 600
+_MESSAGE_LIMIT = 1400  # the last resort, should the parts of a message add up past it
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 3]}... ({len(text) - limit + 3} more characters)"
+
+
+def _quote(s: str, limit: int = _QUOTE_LIMIT) -> str:
+    """A string as JSON for a message: cut to ``limit`` characters (saying how many more),
+    lone surrogates escaped so the message can always be printed or sent."""
+    more = len(s) - limit
+    text = json.dumps(s[: limit - 3] if more > 0 else s, ensure_ascii=False)
+    if more > 0:
+        text = f'{text[:-1]}..." ({more + 3} more characters)'
+    return _printable(text)
+
+
+def _format_path(path: tuple[object, ...]) -> str:
+    """``list[0].name``; a key that is not an identifier is ``["content-type"]``."""
+    out: list[str] = []
+    for seg in path:
+        if isinstance(seg, int):
+            out.append(f"[{seg}]")
+        elif isinstance(seg, str) and seg.isidentifier() and len(seg) <= _QUOTE_LIMIT:
+            out.append("." + seg if out else seg)
+        elif isinstance(seg, str):
+            out.append("[" + _quote(seg) + "]")
+        else:
+            out.append(f"[{_compact(seg, _QUOTE_LIMIT)}]")
+    return _cut("".join(out), _PATH_LIMIT)
+
+
+def _number_text(v: float) -> str:
+    """A number as written in JSON; an integer too long to print says how long it is."""
+    if isinstance(v, int):
+        try:
+            text = str(v)
+        except ValueError:  # over sys.get_int_max_str_digits()
+            return f"an integer of about {int(v.bit_length() * 0.30103)} digits"
+        if len(text) > _QUOTE_LIMIT:
+            return f"an integer of {len(text.lstrip('-'))} digits"
+        return text
+    return repr(v)
+
+
+def _describe(v: object) -> str:
+    """A value for a message: strings quoted (long ones cut), numbers as written, kinds."""
+    if isinstance(v, str):
+        return _quote(v, 60)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, (int, float)):
+        return _number_text(v)
+    if isinstance(v, dict):
+        return "object"
+    if isinstance(v, (list, tuple)):
+        return "array"
+    return type(v).__name__
+
+
+def _compact(v: object, limit: int = _QUOTE_LIMIT) -> str:
+    """Compact JSON for values named in messages (enum members, schemas), cut at ``limit``."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return _number_text(v)
+    if isinstance(v, str):
+        return _quote(v, limit)
+    try:
+        text = json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        text = _describe(v)
+    return _cut(_printable(text), limit)
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates escaped, so that a message can always be encoded."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _listing(values: Any, limit: int = _LIST_LIMIT) -> str:
+    """``[a, b, c]`` of compact values, cut once past ``limit`` characters with how many more."""
+    shown: list[str] = []
+    size = 0
+    for i, value in enumerate(values):
+        text = _compact(value)
+        size += len(text) + 2
+        if size > limit and shown:
+            shown.append(f"... ({len(values) - i} more)")
+            break
+        shown.append(text)
+    return "[" + ", ".join(shown) + "]"
+
+
+def _join_or(names: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    if len(names) <= 2:
+        return " or ".join(names)
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _plural(n: int, word: str) -> str:
+    if word == "property":
+        return f"{n} property" if n == 1 else f"{n} properties"
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _is_finite(f: float) -> bool:
+    """Whether a float is neither NaN nor infinite (``f - f`` is NaN for those); spares
+    importing ``math`` for one test."""
+    return f - f == 0.0
+
+
+def _m_unexpected(key: object) -> str:
+    if not isinstance(key, str):
+        return _m_key(key)
+    return f"unexpected property {_quote(key)}"
+
+
+def _m_key(key: object) -> str:
+    """A key that is not a string (from Python): not JSON, whatever the schema says of it."""
+    return f"property name {_compact(key, 60)} is not a string; JSON object keys are strings"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -850,7 +1023,9 @@ def _dec_decimal_from(cls: Any) -> Callable[[Any], Any]:
     return dec
 
 
-# ----- type inspection -----------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# Type inspection: what an annotation says
+# ---------------------------------------------------------------------------------------------
 
 
 def _tname(tp: Any) -> str:
@@ -1106,7 +1281,9 @@ def _auto_doc(cls: Any) -> bool:
     )
 
 
-# ----- docstrings ----------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# Docstrings: the descriptions of a tool and of its parameters
+# ---------------------------------------------------------------------------------------------
 
 _GOOGLE_PARAMS = (  # patterns compile on first use (re's cache), not at import
     r"(?i)(args|arguments|parameters|params|attributes|fields|keyword args|keyword arguments"
@@ -1376,11 +1553,13 @@ _PRIMITIVES: dict[Any, _TypeNode] = {
 }  # shared: a node's schema is never changed in place
 _ANY_NODE = _PRIMITIVES[object]
 
-# ----- the compiler --------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# From types to schemas and decoders: the translator
+# ---------------------------------------------------------------------------------------------
 
 
-class _TypeCompiler:
-    """Compiles types into _TypeNodes for one schema (one strictness, one set of $defs)."""
+class _TypeTranslator:
+    """Translates types into _TypeNodes for one schema (one strictness, one set of $defs)."""
 
     def __init__(self, strict: bool, param: str | None = None, root: Any = None) -> None:
         self.strict = strict
@@ -1413,11 +1592,11 @@ class _TypeCompiler:
 
     # the dispatcher
 
-    def compile(self, tp: Any) -> _TypeNode:
+    def translate(self, tp: Any) -> _TypeNode:
         kind = type(tp)
         if kind is type or kind is enum.EnumMeta:  # a plain class: the common case, first
             prim = _PRIMITIVES.get(tp)
-            return prim if prim is not None else self.compile_class(tp)
+            return prim if prim is not None else self.translate_class(tp)
         tp, _ = _unwrap_markers(tp)
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
@@ -1428,13 +1607,13 @@ class _TypeCompiler:
             return _PRIMITIVES[_NONE_TYPE]
         supertype = getattr(tp, "__supertype__", None)
         if supertype is not None:  # typing.NewType
-            return self.compile(supertype)
+            return self.translate(supertype)
         if _is_type_alias(tp):  # `type X = ...` (3.12), or a TypeAliasType
             return self.alias(tp, ())
         if tp is getattr(typing, "LiteralString", str) or _extension_form(tp) == "LiteralString":
             return _PRIMITIVES[str]
         if isinstance(tp, type) and origin is None:
-            return self.compile_class(tp)
+            return self.translate_class(tp)
         if origin in _UNION_TYPES:
             return self.union(tp)
         if _is_literal(origin):
@@ -1450,11 +1629,11 @@ class _TypeCompiler:
         if isinstance(tp, (str, typing.ForwardRef)):
             resolved = self.resolve(tp)
             if resolved is not None:
-                return self.compile(resolved)
+                return self.translate(resolved)
             self.cannot(tp, "an unresolved forward reference")
         self.cannot(tp, "not a type agenttool can describe")
 
-    def compile_class(self, tp: type) -> _TypeNode:
+    def translate_class(self, tp: type) -> _TypeNode:
         if issubclass(tp, enum.Flag):
             return self.flag_node(tp)
         if issubclass(tp, enum.Enum):
@@ -1558,7 +1737,7 @@ class _TypeCompiler:
 
     def annotated(self, tp: Any) -> _TypeNode:
         args = typing.get_args(tp)
-        node = self.compile(args[0])
+        node = self.translate(args[0])
         schema = dict(node.schema)
         dec = node.decode
         for meta in args[1:]:
@@ -1641,7 +1820,7 @@ class _TypeCompiler:
 
     def union(self, tp: Any) -> _TypeNode:
         args = typing.get_args(tp)
-        nodes = [self.compile(a) for a in args]
+        nodes = [self.translate(a) for a in args]
         non_null = [n for n in nodes if n.schema != {"type": "null"}]
         admits = any(n.admits_none for n in nodes)
         if len(non_null) == 1 and len(nodes) == 2:
@@ -1808,22 +1987,22 @@ class _TypeCompiler:
         abc = collections.abc
         if origin in (list, abc.Sequence, abc.MutableSequence, abc.Collection, abc.Iterable):
             if not args:
-                return self.compile_class(list)
+                return self.translate_class(list)
             return self.array(self.item(args[0]), list)
         if origin in (set, frozenset, abc.Set, abc.MutableSet):
             if not args:
-                return self.compile_class(set)
+                return self.translate_class(set)
             return self.array(self.item(args[0]), frozenset if origin is frozenset else set)
         if origin is tuple:
             if not args:  # typing.Tuple alone, or tuple[()] (3.11+ and 3.9's tuple[()])
                 bare = tp is _BARE_TUPLE
-                return self.compile_class(tuple) if bare else self.fixed_tuple(tp, ())
+                return self.translate_class(tuple) if bare else self.fixed_tuple(tp, ())
             if len(args) == 2 and args[1] is Ellipsis:
                 return self.array(self.item(args[0]), tuple)
             return self.fixed_tuple(tp, args)
         if origin in (dict, abc.Mapping, abc.MutableMapping):
             if not args:
-                return self.compile_class(dict)
+                return self.translate_class(dict)
             key = _unwrap_markers(args[0])[0]
             while typing.get_origin(key) is typing.Annotated:
                 key = typing.get_args(key)[0]
@@ -1847,7 +2026,7 @@ class _TypeCompiler:
     def item(self, tp: Any) -> _TypeNode:
         self.path.append("[]")
         try:
-            return self.compile(tp)
+            return self.translate(tp)
         finally:
             self.path.pop()
 
@@ -1892,7 +2071,7 @@ class _TypeCompiler:
         for k, a in enumerate(args):
             self.path.append(f"[{k}]")
             try:
-                items.append(self.compile(a))
+                items.append(self.translate(a))
             finally:
                 self.path.pop()
         n = len(items)
@@ -2046,7 +2225,7 @@ class _TypeCompiler:
         self.busy[key] = state
         self.namespaces.append(vars(module) if module is not None else {})
         try:
-            node = self.compile(value)
+            node = self.translate(value)
         finally:
             del self.busy[key]
             self.namespaces.pop()
@@ -2074,11 +2253,11 @@ class _TypeCompiler:
         its PEP 696 default, else its bound, else the union of its constraints."""
         has_default = getattr(tv, "has_default", None)
         if callable(has_default) and has_default():
-            return self.compile(tv.__default__)
+            return self.translate(tv.__default__)
         if tv.__bound__ is not None:
-            return self.compile(tv.__bound__)
+            return self.translate(tv.__bound__)
         if tv.__constraints__:
-            return self.compile(Union[tv.__constraints__])
+            return self.translate(Union[tv.__constraints__])
         owner = self.owners[-1].__name__ if self.owners else ""
         advice = (
             f"write {owner}[...] with concrete types, such as {owner}[int]"
@@ -2253,7 +2432,7 @@ class _TypeCompiler:
         if f.has_default and f.default is None and not _admits_none(tp):
             tp = Optional[tp]  # a None default makes the type Optional, on every version
         admits = _admits_none(tp)
-        node = self.compile(tp)
+        node = self.translate(tp)
         dec = node.decode
         schema = node.schema
         if f.doc and not _has_own_description(tp):  # Annotated wins, then the field's doc
@@ -2676,7 +2855,9 @@ def _check_strict_limits(schema: dict[str, Any]) -> None:
             )
 
 
-# ----- functions ---------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# Functions: a signature as a tool's parameters
+# ---------------------------------------------------------------------------------------------
 
 
 def _is_function(obj: Any) -> bool:
@@ -2858,7 +3039,7 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
             raise TypeError(
                 f'parameter "{pname}": struct=True needs a dataclass or TypedDict, got {_tname(tp)}'
             )
-        comp = _TypeCompiler(strict, root=tp)
+        comp = _TypeTranslator(strict, root=tp)
         node = comp.object_class(tp)
         schema = comp.finish(node.schema)
         root_dec = node.decode
@@ -2871,7 +3052,7 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
 
         return _ArgSpec(schema, decode_struct, injected)
 
-    comp = _TypeCompiler(strict)
+    comp = _TypeTranslator(strict)
     fields: list[_Field] = []
     extras: _TypeNode | None = None
     for name, kind, default in params:
@@ -2898,7 +3079,7 @@ def _arg_spec(fn: Callable[..., Any], *, strict: bool, struct: bool = False) -> 
         if kind == _VAR_KW:
             unpacked = _unpacked_typeddict(hints[name])
             if unpacked is None:
-                extras = comp.compile(hints[name])
+                extras = comp.translate(hints[name])
                 continue
             # **kwargs: Unpack[TD] (PEP 692): the TypedDict's keys are named parameters
             for f in comp.class_fields(unpacked, {}):
@@ -3027,8 +3208,8 @@ def _type_spec(tp: Any, strict: bool) -> tuple[dict[str, Any], Callable[[Any], A
     origin = typing.get_origin(tp)
     if _is_object_class(origin) or _is_type_alias(origin):
         root = (origin, typing.get_args(tp))  # Box[int]: the key object_class and alias use
-    comp = _TypeCompiler(strict, root=root)
-    node = comp.compile(tp)
+    comp = _TypeTranslator(strict, root=root)
+    node = comp.translate(tp)
     return comp.finish(node.schema), node.decode
 
 
@@ -3115,9 +3296,8 @@ def decode(type_or_function: Any, value: Any, *, strict: bool = False) -> Any:
 #   patternProperties or an additionalProperties schema are checked in the object's order.
 # ---------------------------------------------------------------------------------------------
 
-# ---------------------------------------------------------------------------------------------
-# Runtime helpers the generated code calls (only on the error path, except _canon and _dup)
-# ---------------------------------------------------------------------------------------------
+# ----- runtime helpers the generated code calls ----------------------------------------------
+# Only on the error path, except _canon and _dup.
 
 
 class _Invalid(Exception):
@@ -3142,129 +3322,6 @@ def _index(items: Any, item: object, start: int) -> int:
         if items[i] is item:
             return i
     return -1
-
-
-# Messages quote what the model or the schema wrote, cut so that a whole message stays within
-# about 2 KB whatever the input: a quoted string or path segment at _QUOTE_LIMIT characters, a
-# path at _PATH_LIMIT, a list of values (enum, shapes) at _LIST_LIMIT, each cut saying how much
-# was left out.
-_QUOTE_LIMIT = 200
-_PATH_LIMIT = 600
-_LIST_LIMIT = 600
-_MESSAGE_LIMIT = 1400  # the last resort, should the parts of a message add up past it
-
-
-def _cut(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters, saying how many were left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[: limit - 3]}... ({len(text) - limit + 3} more characters)"
-
-
-def _quote(s: str, limit: int = _QUOTE_LIMIT) -> str:
-    """A string as JSON for a message: cut to ``limit`` characters (saying how many more),
-    lone surrogates escaped so the message can always be printed or sent."""
-    more = len(s) - limit
-    text = json.dumps(s[: limit - 3] if more > 0 else s, ensure_ascii=False)
-    if more > 0:
-        text = f'{text[:-1]}..." ({more + 3} more characters)'
-    return _printable(text)
-
-
-def _format_path(path: tuple[object, ...]) -> str:
-    """``list[0].name``; a key that is not an identifier is ``["content-type"]``."""
-    out: list[str] = []
-    for seg in path:
-        if isinstance(seg, int):
-            out.append(f"[{seg}]")
-        elif isinstance(seg, str) and seg.isidentifier() and len(seg) <= _QUOTE_LIMIT:
-            out.append("." + seg if out else seg)
-        elif isinstance(seg, str):
-            out.append("[" + _quote(seg) + "]")
-        else:
-            out.append(f"[{_compact(seg, _QUOTE_LIMIT)}]")
-    return _cut("".join(out), _PATH_LIMIT)
-
-
-def _number_text(v: float) -> str:
-    """A number as written in JSON; an integer too long to print says how long it is."""
-    if isinstance(v, int):
-        try:
-            text = str(v)
-        except ValueError:  # over sys.get_int_max_str_digits()
-            return f"an integer of about {int(v.bit_length() * 0.30103)} digits"
-        if len(text) > _QUOTE_LIMIT:
-            return f"an integer of {len(text.lstrip('-'))} digits"
-        return text
-    return repr(v)
-
-
-def _describe(v: object) -> str:
-    """A value for a message: strings quoted (long ones cut), numbers as written, kinds."""
-    if isinstance(v, str):
-        return _quote(v, 60)
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, (int, float)):
-        return _number_text(v)
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, (list, tuple)):
-        return "array"
-    return type(v).__name__
-
-
-def _compact(v: object, limit: int = _QUOTE_LIMIT) -> str:
-    """Compact JSON for values named in messages (enum members, schemas), cut at ``limit``."""
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return _number_text(v)
-    if isinstance(v, str):
-        return _quote(v, limit)
-    try:
-        text = json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        text = _describe(v)
-    return _cut(_printable(text), limit)
-
-
-def _printable(text: str) -> str:
-    """``text`` with lone surrogates escaped, so that a message can always be encoded."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
-
-
-def _listing(values: Any, limit: int = _LIST_LIMIT) -> str:
-    """``[a, b, c]`` of compact values, cut once past ``limit`` characters with how many more."""
-    shown: list[str] = []
-    size = 0
-    for i, value in enumerate(values):
-        text = _compact(value)
-        size += len(text) + 2
-        if size > limit and shown:
-            shown.append(f"... ({len(values) - i} more)")
-            break
-        shown.append(text)
-    return "[" + ", ".join(shown) + "]"
-
-
-def _join_or(names: list[str]) -> str:
-    """``a``, ``a or b``, ``a, b or c``."""
-    if len(names) <= 2:
-        return " or ".join(names)
-    return ", ".join(names[:-1]) + " or " + names[-1]
-
-
-def _plural(n: int, word: str) -> str:
-    if word == "property":
-        return f"{n} property" if n == 1 else f"{n} properties"
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 _BOOL = object()  # tags keeping true/false apart from 1/0 under JSON equality
@@ -3298,12 +3355,6 @@ def _dup(items: Any) -> tuple[int, int] | None:
         if j != i:
             return (j, i)
     return None
-
-
-def _is_finite(f: float) -> bool:
-    """Whether a float is neither NaN nor infinite (``f - f`` is NaN for those); spares
-    importing ``math`` for one test."""
-    return f - f == 0.0
 
 
 def _multiple_of(v: Any, m: Any) -> bool:
@@ -3365,17 +3416,6 @@ def _first_extra(obj: Any, known: Callable[[str], bool]) -> object | None:
         return odd[0]
     extras: list[str] = [k for k in obj if not known(k)]
     return min(extras) if extras else None
-
-
-def _m_unexpected(key: object) -> str:
-    if not isinstance(key, str):
-        return _m_key(key)
-    return f"unexpected property {_quote(key)}"
-
-
-def _m_key(key: object) -> str:
-    """A key that is not a string (from Python): not JSON, whatever the schema says of it."""
-    return f"property name {_compact(key, 60)} is not a string; JSON object keys are strings"
 
 
 def _extra_first(
@@ -3483,9 +3523,7 @@ def _count(v: Any, branch: Callable[[object], None], stop: int) -> int:
     return n
 
 
-# ---------------------------------------------------------------------------------------------
-# The compiler: schema -> Python source -> functions
-# ---------------------------------------------------------------------------------------------
+# ----- the compiler: schema -> Python source -> functions ------------------------------------
 
 _DRAFT6 = 6
 _DRAFT7 = 7
@@ -3574,36 +3612,38 @@ def _pointer_escape(key: str) -> str:
 
 
 class _Site:
-    """Where generated code for one subschema goes: the value's variable, its path, the
-    indentation, the schema location (for SchemaError), the base URI and the type known."""
+    """Where generated code for one subschema goes: the variable holding the value, its path,
+    the indentation and how many blocks deep it sits (both bounded), the schema location (for
+    SchemaError), the base URI and the type known."""
 
-    __slots__ = ("v", "path", "ind", "blocks", "loc", "base", "known", "present", "scope")
+    __slots__ = ("var", "path", "indent", "depth", "loc", "base", "known", "present", "scope")
 
     def __init__(
         self,
-        v: str,
+        var: str,
         path: tuple[str, ...],
-        ind: int,
-        blocks: int,
+        indent: int,
+        depth: int,
         loc: str,
         base: str,
         known: frozenset[str] | None,
         scope: _Scoped = None,
     ) -> None:
-        self.v = v
+        self.var = var
         self.path = path  # Python expressions, one per path segment
-        self.ind = ind
-        self.blocks = blocks
+        self.indent = indent
+        self.depth = depth
         self.loc = loc
         self.base = base
         self.known = known
         self.present: frozenset[str] = frozenset()  # keys a required check has proven there
         self.scope = scope  # draft 2019-09: the outermost resource with $recursiveAnchor true
 
-    def child(self, v: str, seg: str | None, loc: str, indent: int = 0, blocks: int = 0) -> _Site:
+    def child(self, var: str, seg: str | None, loc: str, indent: int = 0, blocks: int = 0) -> _Site:
+        """The site of a subschema ``indent`` levels and ``blocks`` blocks further in."""
         path = self.path if seg is None else self.path + (seg,)
         return _Site(
-            v, path, self.ind + indent, self.blocks + blocks, loc, self.base, None, self.scope
+            var, path, self.indent + indent, self.depth + blocks, loc, self.base, None, self.scope
         )
 
 
@@ -3873,20 +3913,20 @@ class _Compiler:
     # -- schemas --------------------------------------------------------------------------------
 
     def schema(self, node: Any, site: _Site) -> None:
-        """Write the checks of ``node`` for the value in ``site.v``."""
+        """Write the checks of ``node`` for the value in ``site.var``."""
         if node is True:
             return
         if node is False:
-            self.fail(site, site.ind, "'no value is allowed here'")
+            self.fail(site, site.indent, "'no value is allowed here'")
             return
         if not isinstance(node, dict):
             raise SchemaError(
                 f"schema at {_cut(site.loc, _PATH_LIMIT)} must be an object or a boolean,"
                 f" got {_compact(node, 60)}"
             )
-        if site.blocks > _MAX_BLOCKS or site.ind > _MAX_INDENT:
+        if site.depth > _MAX_BLOCKS or site.indent > _MAX_INDENT:
             fn = self.function(node, site.base, site.loc, site.scope)
-            self.call(site, site.ind, f"{fn}({site.v})")
+            self.call(site, site.indent, f"{fn}({site.var})")
             return
         outer = site.base
         site.base = self._own_base(node, site.base)
@@ -3916,14 +3956,14 @@ class _Compiler:
                     continue  # the type check already refused every value these apply to
                 if len(known) == 1 or (guard == "number" and known <= {"number", "integer"}):
                     guard = None
-            ind = site.ind
+            ind = site.indent
             if guard is not None:
-                self.emit(ind, f"if {_TYPE_TEST[guard].format(v=site.v)}:")
+                self.emit(ind, f"if {_TYPE_TEST[guard].format(v=site.var)}:")
                 inner = _Site(
-                    site.v,
+                    site.var,
                     site.path,
                     ind + 1,
-                    site.blocks,
+                    site.depth,
                     site.loc,
                     site.base,
                     frozenset([guard]),
@@ -3951,7 +3991,7 @@ class _Compiler:
         mark = len(self.lines)
         self.schema(node, site.child(v, seg, loc, indent, blocks))
         if indent and len(self.lines) == mark:
-            self.emit(site.ind + indent, "pass")  # a block whose subschema checks nothing
+            self.emit(site.indent + indent, "pass")  # a block whose subschema checks nothing
 
     def write_function(self, name: str, node: Any, base: str, loc: str, scope: _Scoped) -> None:
         self.emit(0, f"def {name}(x):")
@@ -4009,9 +4049,7 @@ _STAND_IN = compile(
 )
 
 
-# ---------------------------------------------------------------------------------------------
-# Keyword generators: one function per keyword (or group of keywords that act together)
-# ---------------------------------------------------------------------------------------------
+# ----- keyword generators: one function per keyword or group acting together -----------------
 
 
 # What the drafts' metaschemas allow as each keyword's value, checked over the whole schema
@@ -4127,7 +4165,7 @@ def _count_kw(keys: dict[str, Any], kw: str) -> int | None:
 
 def _gen_type(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """type, enum, const: enum and const first, except that a refused null is a type error."""
-    v, ind = site.v, site.ind
+    v, ind = site.var, site.indent
     types: list[str] | None = None
     if "type" in keys:
         raw = keys["type"]
@@ -4157,7 +4195,7 @@ def _gen_type(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
 
 def _gen_string(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minLength, maxLength (in code points) and pattern (ECMA-262, searched)."""
-    v, ind = site.v, site.ind
+    v, ind = site.var, site.indent
     for kw, op, least in (("minLength", "<", True), ("maxLength", ">", False)):
         n = _count_kw(keys, kw)
         if n is not None:
@@ -4174,7 +4212,7 @@ def _gen_string(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
 
 def _gen_number(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf."""
-    v, ind = site.v, site.ind
+    v, ind = site.var, site.indent
     for kw, fails, op in (
         ("minimum", "<", ">="),
         ("exclusiveMinimum", "<=", ">"),
@@ -4241,7 +4279,7 @@ def _has_all(c: _Compiler, v: str, names: tuple[str, ...]) -> str:
 
 def _gen_required(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """required, reported in the list's order; then dependentRequired and array dependencies."""
-    v, ind = site.v, site.ind
+    v, ind = site.var, site.indent
     if "required" in keys:
         names = tuple(keys["required"])
         if names:
@@ -4262,8 +4300,8 @@ def _gen_size(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     for kw, op, least in (("minProperties", "<", True), ("maxProperties", ">", False)):
         n = _count_kw(keys, kw)
         if n is not None:
-            c.emit(site.ind, f"if len({site.v}) {op} {n}:")
-            c.fail(site, site.ind + 1, f"_m_len({site.v}, {least}, {n}, 'property')")
+            c.emit(site.indent, f"if len({site.var}) {op} {n}:")
+            c.fail(site, site.indent + 1, f"_m_len({site.var}, {least}, {n}, 'property')")
 
 
 def _is_true(node: Any) -> bool:
@@ -4272,7 +4310,7 @@ def _is_true(node: Any) -> bool:
 
 def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """properties (sorted), patternProperties, additionalProperties, as one loop over keys."""
-    v, ind, loc = site.v, site.ind, site.loc
+    v, ind, loc = site.var, site.indent, site.loc
     props = keys.get("properties", {})
     patterns = keys.get("patternProperties", {})
     extra = keys.get("additionalProperties", True)
@@ -4361,12 +4399,12 @@ def _gen_property_names(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None
         return
     fn = c.function(node, site.base, site.loc + "/propertyNames", site.scope)
     key = c.name("k")
-    c.emit(site.ind, f"for {key} in {site.v}:")
-    _key_check(c, site, site.ind + 1, key)
-    c.emit(site.ind + 1, "try:")
-    c.emit(site.ind + 2, f"{fn}({key})")
-    c.emit(site.ind + 1, "except _Invalid as e:")
-    c.emit(site.ind + 2, f"raise _at(_m_name({key}, e), {', '.join(site.path)}) from None")
+    c.emit(site.indent, f"for {key} in {site.var}:")
+    _key_check(c, site, site.indent + 1, key)
+    c.emit(site.indent + 1, "try:")
+    c.emit(site.indent + 2, f"{fn}({key})")
+    c.emit(site.indent + 1, "except _Invalid as e:")
+    c.emit(site.indent + 2, f"raise _at(_m_name({key}, e), {', '.join(site.path)}) from None")
 
 
 def _gen_dependent_schemas(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
@@ -4378,14 +4416,14 @@ def _gen_dependent_schemas(c: _Compiler, site: _Site, keys: dict[str, Any]) -> N
         for when, node in table.items():
             if isinstance(node, list) or _is_true(node):
                 continue
-            c.emit(site.ind, f"if {when!r} in {site.v}:")
+            c.emit(site.indent, f"if {when!r} in {site.var}:")
             where = f"{site.loc}/{kw}/{_pointer_escape(when)}"
-            c.sub(node, site, site.v, None, where, indent=1)
+            c.sub(node, site, site.var, None, where, indent=1)
 
 
 def _gen_array_size(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """minItems, maxItems, uniqueItems."""
-    v, ind = site.v, site.ind
+    v, ind = site.var, site.indent
     for kw, op, least in (("minItems", "<", True), ("maxItems", ">", False)):
         n = _count_kw(keys, kw)
         if n is not None:
@@ -4398,7 +4436,7 @@ def _gen_array_size(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
 
 def _gen_items(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """prefixItems (or draft 7's array items), then items (or additionalItems) for the rest."""
-    v, ind, loc = site.v, site.ind, site.loc
+    v, ind, loc = site.var, site.indent, site.loc
     items = keys.get("items", True)
     prefix_kw = "prefixItems"
     if isinstance(items, list):
@@ -4441,7 +4479,7 @@ def _gen_contains(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     least = 1 if least is None else least
     if least == 0 and most is None:
         return
-    v, ind = site.v, site.ind
+    v, ind = site.var, site.indent
     fn = c.function(node, site.base, site.loc + "/contains", site.scope)
     shown = _compact(node, 80)
     count = c.name("n")
@@ -4479,13 +4517,13 @@ def _call_schema(c: _Compiler, site: _Site, node: Any, base: str, loc: str) -> N
     if _is_true(node) and not isinstance(node, dict):
         return
     fn = c.function(node, base, loc, site.scope)
-    c.call(site, site.ind, f"{fn}({site.v})")
+    c.call(site, site.indent, f"{fn}({site.var})")
 
 
 def _gen_all_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """allOf: every subschema written in place."""
     for i, node in enumerate(keys["allOf"]):
-        c.sub(node, site, site.v, None, f"{site.loc}/allOf/{i}")
+        c.sub(node, site, site.var, None, f"{site.loc}/allOf/{i}")
 
 
 def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
@@ -4501,14 +4539,14 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
                 (_accepts(c, n, site.base, 0), _shape(c, n, site.base, 0), _plain(n)) for n in nodes
             )
         )
-        c.call(site, site.ind, f"{helper}({site.v}, ({', '.join(fns)},), {infos})")
+        c.call(site, site.indent, f"{helper}({site.var}, ({', '.join(fns)},), {infos})")
 
 
 def _gen_not(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     """not: the value must fail the subschema."""
     node = keys["not"]
     fn = c.function(node, site.base, site.loc + "/not", site.scope)
-    c.call(site, site.ind, f"_not({site.v}, {fn}, {_compact(node, 80)!r})")
+    c.call(site, site.indent, f"_not({site.var}, {fn}, {_compact(node, 80)!r})")
 
 
 def _gen_if(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
@@ -4517,17 +4555,17 @@ def _gen_if(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if "if" not in keys or (_is_true(then) and _is_true(orelse)):
         return
     fn = c.function(keys["if"], site.base, site.loc + "/if", site.scope)
-    ind = site.ind
+    ind = site.indent
     c.emit(ind, "try:")
-    c.emit(ind + 1, f"{fn}({site.v})")
+    c.emit(ind + 1, f"{fn}({site.var})")
     c.emit(ind, "except _Invalid:")
     mark = len(c.lines)
-    c.sub(orelse, site, site.v, None, site.loc + "/else", indent=1, blocks=2)
+    c.sub(orelse, site, site.var, None, site.loc + "/else", indent=1, blocks=2)
     if len(c.lines) == mark:
         c.emit(ind + 1, "pass")
     if not _is_true(then):
         c.emit(ind, "else:")
-        c.sub(then, site, site.v, None, site.loc + "/then", indent=1, blocks=2)
+        c.sub(then, site, site.var, None, site.loc + "/then", indent=1, blocks=2)
 
 
 # The table: keywords acting together -> the JSON type they apply to -> their generator, in
@@ -4562,9 +4600,7 @@ _SCHEMA_MAP = frozenset(
 _SCHEMA_LIST = frozenset(["allOf", "anyOf", "oneOf", "prefixItems", "items"])
 
 
-# ---------------------------------------------------------------------------------------------
-# What a branch accepts, for anyOf/oneOf messages
-# ---------------------------------------------------------------------------------------------
+# ----- what a branch accepts, for anyOf/oneOf messages ---------------------------------------
 
 
 def _accepts(c: _Compiler, node: Any, base: str, depth: int) -> frozenset[str]:
@@ -5211,7 +5247,7 @@ def _is_group_name(name: str) -> bool:
     )
 
 
-# ---- Python's re, for the patterns it runs safely ------------------------------------------
+# ----- Python's re, for the patterns it runs safely ------------------------------------------
 
 
 def _re_char(code: int) -> str:
@@ -5280,7 +5316,7 @@ def _re_source(node: _Node) -> str:
     return text + count + ("" if greedy else "?")
 
 
-# ---- The NFA: the matcher's program and the ground for the safety analysis ----------------
+# ----- the NFA: the matcher's program and the ground for the safety analysis -----------------
 
 _NFA_LIMIT = 2_000  # NFA states the matcher runs (a{1000} is 1,000 of them), n x m/8 at worst
 _ANALYSIS_LIMIT = 50_000  # NFA states the safety analysis looks at (each count at most 2)
@@ -5865,7 +5901,7 @@ def _regex(c: _Compiler, site: _Site, kw: str, source: Any) -> Callable[[str], A
 
 
 # ---------------------------------------------------------------------------------------------
-# Public face
+# Validators: validator(), Validator and JSON text
 # ---------------------------------------------------------------------------------------------
 
 
@@ -7706,7 +7742,7 @@ class FunctionTool(Generic[_P, _R]):
 _NEVER_AWAITABLE = frozenset((str, dict, list, int, float, bool, type(None), Result))
 
 
-# --- output schemas: the structured result of a function tool ---------------------------------
+# ----- output schemas: the structured result of a function tool ------------------------------
 
 _FROM_HINT: Any = object()  # FunctionTool._output until the return hint has been read
 _TEXT_RETURNS = (str, Result, object)
@@ -10861,7 +10897,9 @@ def _copy_result(result: Result) -> Result:
     return copy.deepcopy(result)
 
 
-# ----- the journal ---------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# The journal: runs that survive a crash
+# ---------------------------------------------------------------------------------------------
 # The durable record of runs (issue 18).  A run names one batch of the model's calls (an
 # agent's turn); its calls are keyed by (run, call id).  The rules, in the order of a call's
 # life (DESIGN §8):
@@ -12282,9 +12320,7 @@ def _check_format(format: str) -> str:
     return format
 
 
-# ---------------------------------------------------------------------------------------------
-# Definitions out
-# ---------------------------------------------------------------------------------------------
+# ----- definitions out -----------------------------------------------------------------------
 
 
 def _provider_definition(defn: dict[str, Any], format: str) -> dict[str, Any]:
@@ -12382,9 +12418,7 @@ def _check_name(name: str, format: str) -> None:
         raise ValueError(f'tool "{name}": the name does not fit {format}\'s rule ^{rule}$ ({text})')
 
 
-# ---------------------------------------------------------------------------------------------
-# Calls in
-# ---------------------------------------------------------------------------------------------
+# ----- calls in ------------------------------------------------------------------------------
 
 
 class _ProviderCall(_Value):
@@ -12677,9 +12711,7 @@ def _mint_ids(calls: list[_ProviderCall]) -> None:
             c.call_id = candidate
 
 
-# ---------------------------------------------------------------------------------------------
-# Output items back
-# ---------------------------------------------------------------------------------------------
+# ----- output items back ---------------------------------------------------------------------
 
 
 def _output_items(
@@ -12950,9 +12982,7 @@ def _gemini_inline(part: collections.abc.Mapping[str, Any]) -> dict[str, Any] | 
     return {"inlineData": blob}
 
 
-# ---------------------------------------------------------------------------------------------
-# The formats' table
-# ---------------------------------------------------------------------------------------------
+# ----- the formats' table --------------------------------------------------------------------
 
 
 class _Format(_Value):
@@ -13041,7 +13071,7 @@ _check_format_names()
 
 
 # ---------------------------------------------------------------------------------------------
-# The command line: python -m agenttool (or python agenttool.py) list | call
+# The command line: python -m agenttool (or python agenttool.py) list | call | journal
 # ---------------------------------------------------------------------------------------------
 
 _CLI_USAGE = f"""\
@@ -14553,8 +14583,10 @@ def _cli_refused(exc: Exception) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# Unicode tables for \p{..} in patterns, one Unicode version whatever Python runs.  Between the
-# markers, what `node testdata/unicode_tables.js` prints (test_types checks it is).
+# Unicode tables for \p{..} in patterns
+#
+# One Unicode version whatever Python runs.  Between the markers, what
+# `node testdata/unicode_tables.js` prints (test_types checks it is).
 # ---------------------------------------------------------------------------------------------
 # unicode tables: begin
 _UNICODE_VERSION = "17.0"
