@@ -648,7 +648,8 @@ _PYTHON_ONLY_SYNTAX = (
     (r"\{,", "{,n} is Python's; write {0,n}"),
 )
 
-_STRICT_FORMATS = frozenset(
+# The string formats (the JSON Schema keyword, not the provider formats) a strict schema keeps.
+_STRICT_STRING_FORMATS = frozenset(
     ("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")
 )
 _STRICT_MAX_PROPERTIES = 5000
@@ -1803,7 +1804,7 @@ class _TypeTranslator:
             notes.append("Items must be unique.")
             dec = _unique_check(dec)
         fmt = schema.get("format")
-        if fmt is not None and fmt not in _STRICT_FORMATS:
+        if fmt is not None and fmt not in _STRICT_STRING_FORMATS:
             del schema["format"]
             notes.append(f"Format: {fmt}.")
         examples = schema.pop("examples", None)
@@ -2643,26 +2644,26 @@ def _deciding_key(classes: list[_TypeNode]) -> str:
 
 
 def _then(dec: Callable[[Any], Any], conv: Any) -> Callable[[Any], Any]:
-    def run(v: Any) -> Any:
+    def decoded(v: Any) -> Any:
         return conv(dec(v))
 
-    return run
+    return decoded
 
 
 def _set_guard(dec: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def run(v: Any) -> Any:
+    def decoded(v: Any) -> Any:
         try:
             return dec(v)
         except TypeError as exc:  # an unhashable item
             raise _DecodeFail(f"items cannot form a set: {exc}") from None
 
-    return run
+    return decoded
 
 
 def _length_check(
     dec: Callable[[Any], Any], lo: int | None, hi: int | None
 ) -> Callable[[Any], Any]:
-    def run(v: Any) -> Any:
+    def decoded(v: Any) -> Any:
         if type(v) is str:
             if lo is not None and len(v) < lo:
                 raise _DecodeFail(f"expected at least {lo} characters, got {len(v)}")
@@ -2670,11 +2671,11 @@ def _length_check(
                 raise _DecodeFail(f"expected at most {hi} characters, got {len(v)}")
         return dec(v)
 
-    return run
+    return decoded
 
 
 def _unique_check(dec: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def run(v: Any) -> Any:
+    def decoded(v: Any) -> Any:
         if type(v) is list or type(v) is tuple:
             seen: set[str] = set()
             for i, x in enumerate(v):
@@ -2684,7 +2685,7 @@ def _unique_check(dec: Callable[[Any], Any]) -> Callable[[Any], Any]:
                 seen.add(key)
         return dec(v)
 
-    return run
+    return decoded
 
 
 def _class_builder(cls: Any) -> Callable[[dict[str, Any]], Any] | None:
@@ -3668,7 +3669,7 @@ class _Compiler:
         self.bases: dict[int, str] = {}
         self.nodes: list[tuple[Any, str, str]] = []  # every subschema: node, base, location
         self.resources[_ROOT_BASE] = root
-        self._index(root, _ROOT_BASE, "#", False)
+        self._index_resources(root, _ROOT_BASE, "#", False)
         self._refuse_cycles()
 
     # -- errors and small emitters ------------------------------------------------------------
@@ -3745,7 +3746,7 @@ class _Compiler:
                 return self._join(base, ident).partition("#")[0]
         return base
 
-    def _index(self, node: Any, base: str, loc: str, hidden: bool) -> None:
+    def _index_resources(self, node: Any, base: str, loc: str, hidden: bool) -> None:
         """Check every subschema's keywords and record every $id, $anchor and the base URI in
         effect at each subschema (not below a draft 6/7 ``$ref``, whose siblings are hidden)."""
         if not isinstance(node, dict):
@@ -3792,15 +3793,17 @@ class _Compiler:
             where = loc + "/" + _pointer_escape(kw)
             if kw in _SCHEMA_LIST and isinstance(sub, list):
                 for i, value in enumerate(sub):
-                    self._index(value, base, f"{where}/{i}", below)
+                    self._index_resources(value, base, f"{where}/{i}", below)
             elif kw in _ONE_SCHEMA:
-                self._index(sub, base, where, below)
+                self._index_resources(sub, base, where, below)
             elif kw in _SCHEMA_MAP and isinstance(sub, dict):
                 for key, value in sub.items():
                     if (known or isinstance(value, dict)) and not (
                         kw == "dependencies" and isinstance(value, list)
                     ):
-                        self._index(value, base, where + "/" + _pointer_escape(key), below)
+                        self._index_resources(
+                            value, base, where + "/" + _pointer_escape(key), below
+                        )
 
     # -- cycles that consume no input -----------------------------------------------------------
 
@@ -3898,7 +3901,7 @@ class _Compiler:
         else:
             raise self.error(loc, "$ref", f"{_compact(ref)} does not resolve")
         if id(node) not in self.bases:  # somewhere no keyword puts a schema: checked now
-            self._index(node, doc, target_loc, False)
+            self._index_resources(node, doc, target_loc, False)
         return node, self.bases.get(id(node), doc), target_loc
 
     def function(self, node: Any, base: str, loc: str, scope: _Scoped) -> str:
@@ -4536,7 +4539,8 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         fns = [c.function(n, site.base, w, site.scope) for n, w in zip(nodes, where)]
         infos = c.const(
             tuple(
-                (_accepts(c, n, site.base, 0), _shape(c, n, site.base, 0), _plain(n)) for n in nodes
+                (_accepts(c, n, site.base, 0), _shape(c, n, site.base, 0), _bare_type(n))
+                for n in nodes
             )
         )
         c.call(site, site.indent, f"{helper}({site.var}, ({', '.join(fns)},), {infos})")
@@ -4637,7 +4641,7 @@ def _accepts(c: _Compiler, node: Any, base: str, depth: int) -> frozenset[str]:
 _ANNOTATIONS = frozenset(["title", "description", "default", "examples", "$comment", "format"])
 
 
-def _plain(node: Any) -> bool:
+def _bare_type(node: Any) -> bool:
     """Whether a branch is a bare ``type`` (with annotations), named by its type alone."""
     return (
         isinstance(node, dict)
@@ -7722,14 +7726,14 @@ class FunctionTool(Generic[_P, _R]):
     def _with_injected(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         """The keyword arguments with the host's parameters filled in (see :class:`Inject`)."""
         out = dict(args)
-        run = _run_inject.get()
+        given = _run_inject.get()  # ToolSet.run(inject=...), over the executor's
         scope = _scope.get()
         host = scope.inject if scope is not None else {}
         for name, key, default in self._injected:
             if not key:
                 out[name] = call
-            elif key in run:
-                out[name] = run[key]
+            elif key in given:
+                out[name] = given[key]
             elif key in host:
                 out[name] = host[key]
             elif default is _EMPTY:
@@ -9695,6 +9699,20 @@ def _check_isolated(t: Any, isolated: Any, max_memory: Any) -> None:
 # - The consumer enforces deadlines while it waits: a job past its timeout completes at once
 #   and its tool sees cancelled(); the job leaves the bounds and its chain moves on only when
 #   the tool has returned and the consumer has taken its final event.
+#
+# A call's life, as _JobState's flags record it (each set once, under the job's lock):
+#   waiting    in the bounds' line or the batch's `waiting` deque          (no flag yet)
+#   admitted   holds a place among max_parallel and its resource            admitted, holds
+#   armed      its clock runs (from its launch, or from waiting behind a late call)  armed
+#   claimed    a thread or task took it: its approval and on_start decide   started
+#   in tool    its tool runs                                                in_tool
+#   returned   its tool is not running any more, or never will             returned
+# Beside the life, and in any order with it: finished (its one final event is posted, first
+# wins: a timeout or cancel can finish a call whose tool still runs), taken (the consumer has
+# that event), late (finished by its deadline while its tool runs on: it keeps its resource,
+# not its max_parallel place) and followed (the next call of its chain was offered).  The life
+# is not one state: a call cancelled in line is returned without being claimed, and a late call
+# is finished long before it returns, so these stay flags.
 # ---------------------------------------------------------------------------------------------
 
 DEFAULT_MAX_PARALLEL = 8
@@ -10278,7 +10296,7 @@ class _Batch:
         held = False  # a plain call of this batch holds a place, or waits in line for one
         for chain in self.chains:
             s = self.states[chain[0]]
-            if not self._plain(s):
+            if not self._unbound(s):
                 self._offer(s)
             elif self.waiting or (held and not self.bounds.enter(s, wait=False)):
                 self.waiting.append(s)
@@ -10288,7 +10306,9 @@ class _Batch:
                 self._offer(s)
                 held = True
 
-    def _plain(self, s: _JobState) -> bool:
+    def _unbound(self, s: _JobState) -> bool:
+        """Whether a call is bound by nothing but max_parallel: not sequential, no resource,
+        a tool found."""
         return not s.alone and not s.resource and self.jobs[s.index].tool is not None
 
     def _hand_on(self, s: _JobState) -> _JobState | None:
