@@ -72,7 +72,7 @@ from typing import (
 if typing.TYPE_CHECKING:
     import queue
 
-    from typing_extensions import ParamSpec  # read by type checkers only, never imported
+    from typing_extensions import ParamSpec, Unpack  # read by type checkers only, never imported
 
     _P = ParamSpec("_P")
 elif sys.version_info >= (3, 10):
@@ -7897,11 +7897,56 @@ class _ClosingFunctionTool(FunctionTool[_P, _R]):
         self._closer()
 
 
-_ToolOption = Any
+class _FuncOptions(typing.TypedDict, total=False):
+    """The options of a function tool, as :func:`new_func` takes them (it sets ``parameters``
+    and ``raw`` itself): with :class:`_ToolOptions`, :class:`FunctionTool`'s keyword parameters
+    (a test holds the two to each other) and ``closer``, so a type checker flags a misspelt
+    option or a value of the wrong type."""
+
+    strict: bool
+    sequential: bool
+    resource: str
+    annotations: Annotations | None
+    confined: Callable[[dict[str, Any]], tuple[bool, str]] | None
+    replay: Replay | Callable[[dict[str, Any]], Replay] | None
+    facts: Callable[[dict[str, Any]], Facts] | None
+    needs_approval: bool | Callable[[dict[str, Any]], bool]
+    lenient: bool | None
+    timeout: float | None
+    max_output: int | None
+    pageable: bool | None
+    cacheable: bool
+    isolated: bool
+    max_memory: int | None
+    validate: bool | None
+    struct: bool
+    output_schema: bool | dict[str, Any] | None
+    defer_loading: bool
+    input_examples: Sequence[dict[str, Any]] | None
+    cache_control: dict[str, Any] | None
+    allowed_callers: Sequence[str] | None
+    namespace: str | Namespace | None
+    closer: Callable[[], Any] | None
+
+
+class _ToolOptions(_FuncOptions, total=False):
+    """What :func:`new` takes: the options of :func:`new_func`, a supplied ``parameters``
+    schema and ``raw`` (``fn`` reads the :class:`Call` itself)."""
+
+    parameters: dict[str, Any] | None
+    raw: bool
+
+
+class _DecoratorOptions(_ToolOptions, total=False):
+    """What :func:`tool` takes: the options of :func:`new`, and the tool's name and
+    description."""
+
+    name: str
+    description: str
 
 
 def new(
-    name: str, description: str, fn: Callable[_P, _R], **options: _ToolOption
+    name: str, description: str, fn: Callable[_P, _R], **options: Unpack[_ToolOptions]
 ) -> FunctionTool[_P, _R]:
     """Build a tool from a typed function; ``name`` and ``description`` may be ``""`` for the
     function's name and docstring summary.
@@ -7922,12 +7967,11 @@ def new(
     function's one parameter is a dataclass or TypedDict whose schema is the root) and
     ``output_schema`` (``False`` for none, or a dict; by default from the return hint).
     """
-    closer = options.pop("closer", None)
+    given: dict[str, Any] = dict(options)
+    closer = given.pop("closer", None)
     if closer is not None:
-        return _ClosingFunctionTool(
-            fn, closer=closer, name=name, description=description, **options
-        )
-    return FunctionTool(fn, name=name, description=description, **options)
+        return _ClosingFunctionTool(fn, closer=closer, name=name, description=description, **given)
+    return FunctionTool(fn, name=name, description=description, **given)
 
 
 def new_func(
@@ -7935,7 +7979,7 @@ def new_func(
     description: str,
     parameters: dict[str, Any] | None,
     fn: Callable[[Call], _R],
-    **options: _ToolOption,
+    **options: Unpack[_FuncOptions],
 ) -> FunctionTool[[Call], _R]:
     """Build a tool from a raw ``fn(call)`` that reads ``call.args`` itself.
 
@@ -7958,11 +8002,11 @@ def tool(fn: Callable[_P, _R], /) -> FunctionTool[_P, _R]: ...
 
 
 @overload
-def tool(fn: None = None, /, **options: _ToolOption) -> _ToolDecorator: ...
+def tool(fn: None = None, /, **options: Unpack[_DecoratorOptions]) -> _ToolDecorator: ...
 
 
 def tool(
-    fn: Callable[..., Any] | None = None, /, **options: _ToolOption
+    fn: Callable[..., Any] | None = None, /, **options: Unpack[_DecoratorOptions]
 ) -> FunctionTool[..., Any] | _ToolDecorator:
     """Make a function a tool: ``@tool`` or ``@tool(name=..., strict=True, ...)``.
 
@@ -7972,7 +8016,7 @@ def tool(
     """
 
     def make(f: Callable[_P, _R], /) -> FunctionTool[_P, _R]:
-        own = dict(options)  # each function gets every option, name and description too
+        own: dict[str, Any] = dict(options)  # each function gets every option, name too
         return new(own.pop("name", ""), own.pop("description", ""), f, **own)
 
     return make(fn) if fn is not None else make

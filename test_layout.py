@@ -6,6 +6,7 @@ second style, or a provider format without every piece the library needs of it.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import unittest
@@ -141,6 +142,28 @@ class TestFormatsTable(unittest.TestCase):
             agenttool.definition(echo, "mistral")
         for fmt in agenttool._FORMATS:
             self.assertIn(f'"{fmt}"', str(caught.exception))
+
+
+def typed_keys(options: Any) -> set[str]:
+    return set(options.__required_keys__) | set(options.__optional_keys__)
+
+
+class TestToolOptions(unittest.TestCase):
+    def test_the_typed_options_are_function_tools_keyword_parameters(self) -> None:
+        """A new FunctionTool option without its typed entry (or the reverse) fails here."""
+        signature = inspect.signature(agenttool.FunctionTool.__init__)
+        keywords = {p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY}
+        self.assertEqual(
+            typed_keys(agenttool._ToolOptions), keywords - {"name", "description"} | {"closer"}
+        )
+        self.assertEqual(
+            typed_keys(agenttool._DecoratorOptions),
+            typed_keys(agenttool._ToolOptions) | {"name", "description"},
+        )
+        self.assertEqual(
+            typed_keys(agenttool._FuncOptions),
+            typed_keys(agenttool._ToolOptions) - {"parameters", "raw"},
+        )
 
 
 if __name__ == "__main__":

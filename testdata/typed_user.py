@@ -29,6 +29,8 @@ def twice(n: int) -> int:
 
 made = agenttool.new("double", "Double it.", twice)
 assert_type(made(3), int)
+agenttool.new("typo", "", twice, stirct=True)  # type: ignore[call-arg]
+agenttool.new("late", "", twice, timeout="soon")  # type: ignore[arg-type]
 
 assert_type(add(1, 2), int)
 assert_type(hello("x"), str)
