@@ -1,4 +1,4 @@
-"""agenttool_adapters against the real frameworks (issue 22), each driven by a model of the
+"""agenttool_adapters against the real frameworks, each driven by a model of the
 framework's own kind that answers with a tool call, so the call flows through the framework
 into agenttool and back: a stub Agents SDK ``Model``, pydantic-ai's ``FunctionModel``, and
 LangChain's own tool-call invocation."""

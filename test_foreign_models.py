@@ -1,4 +1,4 @@
-"""pydantic models and msgspec Structs as parameter and return types (issue 22), described by
+"""pydantic models and msgspec Structs as parameter and return types, described by
 their own libraries, which the core never imports: their schemas, their validation, their
 JSON.  Tested against the real packages (a skip for a newcomer, a failure under CI=true)."""
 

@@ -1,4 +1,4 @@
-"""The journal's storage layer (issue 18): intents, outcomes, leases, housekeeping, bad files."""
+"""The journal's storage layer: intents, outcomes, leases, housekeeping, bad files."""
 
 import glob
 import os

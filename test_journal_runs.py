@@ -1,4 +1,4 @@
-"""Journaled runs (issue 18): the journal wired into Executor and ToolSet.run, the rules of a
+"""Journaled runs: the journal wired into Executor and ToolSet.run, the rules of a
 call's life across a crash, crash injection with SIGKILL at each point, and PostgreSQL."""
 
 from __future__ import annotations
@@ -416,7 +416,7 @@ class JournaledToolSet(unittest.TestCase):
 
 
 class Approvals(unittest.TestCase):
-    """Issue 17, rule 4: an approval is for one call."""
+    """An approval is for one call."""
 
     def setUp(self) -> None:
         self.ran: list[str] = []
@@ -472,7 +472,7 @@ class Approvals(unittest.TestCase):
 
 
 class JournaledApprovals(unittest.TestCase):
-    """Issue 18, rule 1: an approval is journaled with the intent it let run."""
+    """An approval is journaled with the intent it let run."""
 
     def setUp(self) -> None:
         @at.tool(needs_approval=True)
@@ -537,7 +537,7 @@ class JournaledApprovals(unittest.TestCase):
 
 
 class Keys(unittest.TestCase):
-    """Issue 17: a harness sending a call again gets the same idempotency key."""
+    """A harness sending a call again gets the same idempotency key."""
 
     def test_the_same_call_sent_again_carries_the_same_key(self) -> None:
         keys: list[str] = []
@@ -566,7 +566,7 @@ class Keys(unittest.TestCase):
 
 
 class OneExecutorPerSet(unittest.TestCase):
-    """Issue 22: a ToolSet keeps one executor, so resources hold across separate runs."""
+    """A ToolSet keeps one executor, so resources hold across separate runs."""
 
     def test_a_resource_holds_across_runs_from_two_threads(self) -> None:
         inside = [0]

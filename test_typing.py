@@ -1,4 +1,4 @@
-"""Types a checker sees (issue 22): user code checked with mypy --strict and pyright --strict,
+"""Types a checker sees: user code checked with mypy --strict and pyright --strict,
 against the vendored file and against the installed wheel (its stub packages)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Issue 17, rule 6 and its smaller defects: values are checked when given (timeouts and
-backoffs the clock cannot wait for are a ValueError naming the option, never an OverflowError
-later), max_output caps the text summed over parts, and a CLI target named like a standard
-module does not replace it."""
+"""Option values are checked when given (timeouts and backoffs the clock cannot wait for are a
+ValueError naming the option, never an OverflowError later), max_output caps the text summed
+over parts; beside them, an open schema's **kwargs never takes a parameter the schema leaves
+out, and a CLI target named like a standard module does not replace it."""
 
 import math
 import os
@@ -87,7 +87,7 @@ class Values(unittest.TestCase):
         )
         self.assertLess(len(str(out[0]["output"])), 25_000)  # a second way in: ToolSet.run
 
-    def test_an_infinite_timeout_never_reaches_the_clock(self) -> None:  # the issue's crash
+    def test_an_infinite_timeout_never_reaches_the_clock(self) -> None:  # the crash first found
         code = """
         def f() -> str:
             return "ok"
