@@ -120,7 +120,7 @@ class FakeProvider(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class AgentLoops(unittest.TestCase):
+class TestAgentLoops(unittest.TestCase):
     server: http.server.ThreadingHTTPServer
 
     @classmethod

@@ -18,7 +18,7 @@ from test_agenttool import isolated
 TOO_LONG = (float("inf"), threading.TIMEOUT_MAX * 2)  # PyPy's TIMEOUT_MAX is past 1e10
 
 
-class Values(unittest.TestCase):
+class TestValues(unittest.TestCase):
     def test_a_tool_or_executor_timeout_the_clock_cannot_wait_for(self) -> None:
         def f() -> str:
             """F."""
@@ -99,7 +99,7 @@ class Values(unittest.TestCase):
         isolated(self, code, "refused\n", timeout=60)
 
 
-class OpenSchemaKwargs(unittest.TestCase):
+class TestOpenSchemaKwargs(unittest.TestCase):
     def test_the_model_cannot_set_a_named_parameter_the_schema_leaves_out(self) -> None:
         seen: list[Any] = []
 
@@ -123,7 +123,7 @@ class OpenSchemaKwargs(unittest.TestCase):
             u.execute(at.Call("3", {"a": 1, "admin": True}))
 
 
-class CliTargetNames(unittest.TestCase):
+class TestCliTargetNames(unittest.TestCase):
     def test_a_target_file_named_like_a_standard_module(self) -> None:
         root = os.path.dirname(os.path.abspath(__file__))
         with tempfile.TemporaryDirectory() as d:

@@ -16,7 +16,7 @@ def call(name: str, args: Any = "{}", cid: str = "c1") -> dict[str, Any]:
     return {"type": "function_call", "call_id": cid, "name": name, "arguments": args}
 
 
-class Redacted(unittest.TestCase):
+class TestRedacted(unittest.TestCase):
     def setUp(self) -> None:
         @at.tool
         def own_validation() -> str:
