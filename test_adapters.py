@@ -1,4 +1,4 @@
-"""agenttool_adapters against the real frameworks (issue 22), each driven by a model of the
+"""agenttool_adapters against the real frameworks, each driven by a model of the
 framework's own kind that answers with a tool call, so the call flows through the framework
 into agenttool and back: a stub Agents SDK ``Model``, pydantic-ai's ``FunctionModel``, and
 LangChain's own tool-call invocation."""
@@ -58,7 +58,7 @@ class Shop:
 
 
 @needs(HAS["agents"], "the OpenAI Agents SDK (pip install -r .ci/requirements.txt)")
-class OpenAIAgents(unittest.TestCase):
+class TestOpenAIAgents(unittest.TestCase):
     def run_agent(
         self, tools: list[Any], calls: list[tuple[str, dict[str, Any]]]
     ) -> tuple[Any, list[Any]]:
@@ -175,7 +175,7 @@ class OpenAIAgents(unittest.TestCase):
 
 
 @needs(HAS["pydantic_ai"], "pydantic-ai (pip install -r .ci/requirements.txt)")
-class PydanticAI(unittest.TestCase):
+class TestPydanticAI(unittest.TestCase):
     def test_calls_flow_through_pydantic_ai_into_agenttool_and_back(self) -> None:
         from pydantic_ai import Agent
         from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -291,7 +291,7 @@ class PydanticAI(unittest.TestCase):
 
 
 @needs(HAS["langchain_core"], "langchain-core (pip install -r .ci/requirements.txt)")
-class LangChain(unittest.TestCase):
+class TestLangChain(unittest.TestCase):
     def test_a_tool_call_through_langchain(self) -> None:
         import agenttool_adapters as ad
 
@@ -377,7 +377,7 @@ class LangChain(unittest.TestCase):
 
 
 @needs(all(HAS.values()), "the three frameworks (pip install -r .ci/requirements.txt)")
-class ReadmeExample(unittest.TestCase):
+class TestReadmeExample(unittest.TestCase):
     def test_the_readme_block_runs(self) -> None:
         import contextlib
         import io

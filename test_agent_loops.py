@@ -1,4 +1,4 @@
-"""The README's agent loops (issue 22), run with the real OpenAI and Anthropic SDKs against a
+"""The README's agent loops, run with the real OpenAI and Anthropic SDKs against a
 local endpoint that answers as each provider does: first a tool call, then, once the tool's
 result comes back, a text naming what the tool returned."""
 
@@ -120,7 +120,7 @@ class FakeProvider(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class AgentLoops(unittest.TestCase):
+class TestAgentLoops(unittest.TestCase):
     server: http.server.ThreadingHTTPServer
 
     @classmethod

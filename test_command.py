@@ -1,4 +1,4 @@
-"""Tools as a command line (issue 21, Go v0.0.16-17): agenttool.command(tools, prog=...) and
+"""Tools as a command line (the Go seed's v0.0.16-17): agenttool.command(tools, prog=...) and
 python -m agenttool run TARGET, driven as a user drives them, in a fresh interpreter, with
 their exit statuses and streams; usage_markdown as an agent reads it."""
 

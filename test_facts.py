@@ -1,4 +1,4 @@
-"""Facts: what a call amounts to, asked before it runs (issue 21).
+"""Facts: what a call amounts to, asked before it runs.
 
 The readers (``facts_of``, ``is_factual``), the ``facts=`` option of ``@tool`` and ``new``,
 forwarding by ``wrap``, the JSON form, and what an approver sees and runs: ``Job.facts``,

@@ -1,4 +1,4 @@
-"""pydantic models and msgspec Structs as parameter and return types (issue 22), described by
+"""pydantic models and msgspec Structs as parameter and return types, described by
 their own libraries, which the core never imports: their schemas, their validation, their
 JSON.  Tested against the real packages (a skip for a newcomer, a failure under CI=true)."""
 
@@ -32,7 +32,7 @@ if HAS_MSGSPEC:
 
 
 @needs(HAS_PYDANTIC, "pydantic (pip install -r .ci/requirements.txt)")
-class PydanticModels(unittest.TestCase):
+class TestPydanticModels(unittest.TestCase):
     def setUp(self) -> None:
         import pydantic
 
@@ -115,7 +115,7 @@ class PydanticModels(unittest.TestCase):
 
 
 @needs(HAS_MSGSPEC, "msgspec (pip install -r .ci/requirements.txt)")
-class MsgspecStructs(unittest.TestCase):
+class TestMsgspecStructs(unittest.TestCase):
     def test_a_struct_in_and_out(self) -> None:
         import msgspec
 
@@ -143,7 +143,7 @@ class MsgspecStructs(unittest.TestCase):
 
 
 @needs(HAS_ATTRS, "attrs (pip install -r .ci/requirements.txt)")
-class AttrsClasses(unittest.TestCase):
+class TestAttrsClasses(unittest.TestCase):
     def test_an_attrs_class_is_an_object_of_its_fields(self) -> None:
         import attrs
 

@@ -39,7 +39,7 @@ def interpreter(version: str) -> pathlib.Path:
 
 
 @slow
-class SdistInstall(unittest.TestCase):
+class TestSdistInstall(unittest.TestCase):
     """Build the sdist, unpack it, and run the README's clone and wheel commands from it."""
 
     work: tempfile.TemporaryDirectory[str]

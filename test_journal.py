@@ -1,4 +1,4 @@
-"""The journal's storage layer (issue 18): intents, outcomes, leases, housekeeping, bad files."""
+"""The journal's storage layer: intents, outcomes, leases, housekeeping, bad files."""
 
 import glob
 import os
@@ -21,7 +21,7 @@ PG_BIN = (
 )[-1]
 
 
-class JournalStorage(unittest.TestCase):
+class TestJournalStorage(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.TemporaryDirectory()
         self.path = os.path.join(self.dir.name, "agent.db")
@@ -121,7 +121,7 @@ class JournalStorage(unittest.TestCase):
 
 @slow
 @needs(psycopg is not None and os.path.exists(PG_BIN + "/initdb"), "needs psycopg and PostgreSQL")
-class JournalPostgres(unittest.TestCase):
+class TestJournalPostgres(unittest.TestCase):
     """The same storage layer on a PostgreSQL server the test starts on 127.0.0.1."""
 
     @classmethod
@@ -206,7 +206,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-class JournalCrash(unittest.TestCase):
+class TestJournalCrash(unittest.TestCase):
     def test_sigkill_after_the_intent_leaves_it_durable_with_its_key(self) -> None:
         import subprocess
         import sys

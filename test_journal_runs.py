@@ -1,4 +1,4 @@
-"""Journaled runs (issue 18): the journal wired into Executor and ToolSet.run, the rules of a
+"""Journaled runs: the journal wired into Executor and ToolSet.run, the rules of a
 call's life across a crash, crash injection with SIGKILL at each point, and PostgreSQL."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def finals(events: Any) -> dict[int, at.Event]:
     return out
 
 
-class JournaledExecutor(unittest.TestCase):
+class TestJournaledExecutor(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.TemporaryDirectory()
         self.path = os.path.join(self.dir.name, "agent.db")
@@ -323,7 +323,7 @@ class JournaledExecutor(unittest.TestCase):
         journal.close()
 
 
-class BadJournals(unittest.TestCase):
+class TestBadJournals(unittest.TestCase):
     """Bad input gets a clear error and loses nothing."""
 
     def setUp(self) -> None:
@@ -375,7 +375,7 @@ class BadJournals(unittest.TestCase):
             at.Executor(journal=self.path)  # type: ignore[arg-type]
 
 
-class JournaledToolSet(unittest.TestCase):
+class TestJournaledToolSet(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.TemporaryDirectory()
         self.journal = at.Journal(os.path.join(self.dir.name, "agent.db"))
@@ -415,8 +415,8 @@ class JournaledToolSet(unittest.TestCase):
         self.assertEqual(len(self.tools.effects), 2)
 
 
-class Approvals(unittest.TestCase):
-    """Issue 17, rule 4: an approval is for one call."""
+class TestApprovals(unittest.TestCase):
+    """An approval is for one call."""
 
     def setUp(self) -> None:
         self.ran: list[str] = []
@@ -471,8 +471,8 @@ class Approvals(unittest.TestCase):
         self.assertEqual(asked, ["a", "b"])
 
 
-class JournaledApprovals(unittest.TestCase):
-    """Issue 18, rule 1: an approval is journaled with the intent it let run."""
+class TestJournaledApprovals(unittest.TestCase):
+    """An approval is journaled with the intent it let run."""
 
     def setUp(self) -> None:
         @at.tool(needs_approval=True)
@@ -536,8 +536,8 @@ class JournaledApprovals(unittest.TestCase):
         self.assertEqual(len(self.approvals_of("t", "a")), 1)
 
 
-class Keys(unittest.TestCase):
-    """Issue 17: a harness sending a call again gets the same idempotency key."""
+class TestKeys(unittest.TestCase):
+    """A harness sending a call again gets the same idempotency key."""
 
     def test_the_same_call_sent_again_carries_the_same_key(self) -> None:
         keys: list[str] = []
@@ -565,8 +565,8 @@ class Keys(unittest.TestCase):
         self.assertEqual(keys[-1], keys[-2])
 
 
-class OneExecutorPerSet(unittest.TestCase):
-    """Issue 22: a ToolSet keeps one executor, so resources hold across separate runs."""
+class TestOneExecutorPerSet(unittest.TestCase):
+    """A ToolSet keeps one executor, so resources hold across separate runs."""
 
     def test_a_resource_holds_across_runs_from_two_threads(self) -> None:
         inside = [0]
@@ -797,7 +797,7 @@ class CrashChecks:
                 )
 
 
-class CrashInjection(unittest.TestCase, CrashChecks):
+class TestCrashInjection(unittest.TestCase, CrashChecks):
     CALLS = [["k1", "charge"], ["k2", "pay"], ["k3", "look"], ["k4", "charge"]]
 
     def test_sigkill_at_each_point_of_each_kind_of_call(self) -> None:
@@ -970,7 +970,7 @@ def drive(test: unittest.TestCase, python: str, trials: int, seed: int, pg: str 
         test.assertGreater(report["crashed"], trials * 0.8)  # nearly every trial really died
 
 
-class RandomCrashes(unittest.TestCase):
+class TestRandomCrashes(unittest.TestCase):
     def test_500_runs_killed_at_random_points(self) -> None:
         drive(self, sys.executable, 500, 18)
 
@@ -985,13 +985,13 @@ class RandomCrashes(unittest.TestCase):
 
 @slow
 @needs(psycopg is not None and os.path.exists(PG_BIN + "/initdb"), "needs psycopg and PostgreSQL")
-class PostgresRuns(unittest.TestCase, CrashChecks):
+class TestPostgresRuns(unittest.TestCase, CrashChecks):
     """The crash points and two racing resumers on the PostgreSQL server the test starts
     (started and stopped as the storage layer's own PostgreSQL tests do)."""
 
-    setUpClass = test_journal.JournalPostgres.__dict__["setUpClass"]
-    tearDownClass = test_journal.JournalPostgres.__dict__["tearDownClass"]
-    connect = test_journal.JournalPostgres.connect
+    setUpClass = test_journal.TestJournalPostgres.__dict__["setUpClass"]
+    tearDownClass = test_journal.TestJournalPostgres.__dict__["tearDownClass"]
+    connect = test_journal.TestJournalPostgres.connect
     port: int
 
     def dsn(self) -> str:

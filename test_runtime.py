@@ -1,4 +1,4 @@
-"""Issue 17: the runtime's promise under load, each fault in a fresh interpreter bounded in
+"""The runtime's promise under load, each fault in a fresh interpreter bounded in
 time (a hang fails as a timeout), with a second case of its class."""
 
 from __future__ import annotations

@@ -189,7 +189,7 @@ class TestGenerics(unittest.TestCase):
         self.assertEqual(schema["properties"]["a"]["properties"]["item"], {"type": "integer"})
         self.assertEqual(schema["properties"]["b"]["properties"]["item"], {"type": "string"})
 
-    def test_subclass_of_a_parameterised_generic(self) -> None:  # not named by the issue
+    def test_subclass_of_a_parameterised_generic(self) -> None:  # beyond the report
         schema = at.schema_of(IntBox)
         self.assertEqual(schema["properties"]["item"], {"type": "integer"})
         self.assertEqual(at.decode(IntBox, {"item": 3, "many": []}), IntBox(3, []))
@@ -231,7 +231,7 @@ class TestGenerics(unittest.TestCase):
         self.assertEqual(at.decode(mod.f, {"b": {"item": "x"}, "p": [1, 2]})["p"], (1, 2))
 
     @unittest.skipUnless(PEP695, "PEP 695 is 3.12+")
-    def test_pep695_class_under_future_annotations(self) -> None:  # not named by the issue
+    def test_pep695_class_under_future_annotations(self) -> None:  # beyond the report
         mod = module_of(
             """
             from __future__ import annotations
@@ -266,7 +266,7 @@ class TestGenerics(unittest.TestCase):
             )
             self.assertEqual(at.schema_of(mod.Defaulted)["properties"]["v"], {"type": "string"})
 
-    def test_bare_generic_class_uses_the_bound(self) -> None:  # not named by the issue
+    def test_bare_generic_class_uses_the_bound(self) -> None:  # beyond the report
         self.assertEqual(at.schema_of(Measure)["properties"]["value"], {"type": "number"})
 
     def test_a_free_type_variable_is_refused_naming_it(self) -> None:
@@ -347,7 +347,7 @@ class TestDecimalAndRoundTrips(unittest.TestCase):
             self.assertEqual(str(back), str(value))
             at.validator(at.schema_of(decimal.Decimal)).validate(str(value))
 
-    def test_decoder_and_schema_agree_on_decimal_text(self) -> None:  # not named by the issue
+    def test_decoder_and_schema_agree_on_decimal_text(self) -> None:  # beyond the report
         v = at.validator(at.schema_of(decimal.Decimal))
         for text in (" 1", "1_000", "Infinity", "1e", ".5", "+1"):
             with self.assertRaises(at.ValidationError):
@@ -393,7 +393,7 @@ class TestValidateJsonInput(unittest.TestCase):
         self.assertEqual(str(cm.exception).count("not valid JSON"), 1)
         self.assertEqual(v.validate_json("5"), 5)
 
-    def test_bom_after_whitespace_or_in_bytes(self) -> None:  # not named by the issue
+    def test_bom_after_whitespace_or_in_bytes(self) -> None:  # beyond the report
         v = at.validator({"type": "integer"})
         with self.assertRaises(at.ValidationError) as cm:
             v.validate_json(" \ufeff5")

@@ -1,4 +1,4 @@
-"""Types a checker sees (issue 22): user code checked with mypy --strict and pyright --strict,
+"""Types a checker sees: user code checked with mypy --strict and pyright --strict,
 against the vendored file and against the installed wheel (its stub packages)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def pyright() -> str:
 
 @slow
 @unittest.skipIf(sys.version_info < (3, 12), "the user file is checked as 3.12 code")
-class VendoredCopy(unittest.TestCase):
+class TestVendoredCopy(unittest.TestCase):
     """agenttool.py copied beside the user's code, as a user vendors it."""
 
     def setUp(self) -> None:
@@ -77,7 +77,7 @@ class VendoredCopy(unittest.TestCase):
 
 @slow
 @unittest.skipIf(sys.version_info < (3, 12), "the user file is checked as 3.12 code")
-class InstalledWheel(unittest.TestCase):
+class TestInstalledWheel(unittest.TestCase):
     """The wheel built from this tree and installed in a fresh venv, the user's code elsewhere."""
 
     dir: tempfile.TemporaryDirectory[str]

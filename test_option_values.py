@@ -1,7 +1,7 @@
-"""Issue 17, rule 6 and its smaller defects: values are checked when given (timeouts and
-backoffs the clock cannot wait for are a ValueError naming the option, never an OverflowError
-later), max_output caps the text summed over parts, and a CLI target named like a standard
-module does not replace it."""
+"""Option values are checked when given (timeouts and backoffs the clock cannot wait for are a
+ValueError naming the option, never an OverflowError later), max_output caps the text summed
+over parts; beside them, an open schema's **kwargs never takes a parameter the schema leaves
+out, and a CLI target named like a standard module does not replace it."""
 
 import math
 import os
@@ -18,7 +18,7 @@ from test_agenttool import isolated
 TOO_LONG = (float("inf"), threading.TIMEOUT_MAX * 2)  # PyPy's TIMEOUT_MAX is past 1e10
 
 
-class Values(unittest.TestCase):
+class TestValues(unittest.TestCase):
     def test_a_tool_or_executor_timeout_the_clock_cannot_wait_for(self) -> None:
         def f() -> str:
             """F."""
@@ -87,7 +87,7 @@ class Values(unittest.TestCase):
         )
         self.assertLess(len(str(out[0]["output"])), 25_000)  # a second way in: ToolSet.run
 
-    def test_an_infinite_timeout_never_reaches_the_clock(self) -> None:  # the issue's crash
+    def test_an_infinite_timeout_never_reaches_the_clock(self) -> None:  # the crash first found
         code = """
         def f() -> str:
             return "ok"
@@ -99,7 +99,7 @@ class Values(unittest.TestCase):
         isolated(self, code, "refused\n", timeout=60)
 
 
-class OpenSchemaKwargs(unittest.TestCase):
+class TestOpenSchemaKwargs(unittest.TestCase):
     def test_the_model_cannot_set_a_named_parameter_the_schema_leaves_out(self) -> None:
         seen: list[Any] = []
 
@@ -123,7 +123,7 @@ class OpenSchemaKwargs(unittest.TestCase):
             u.execute(at.Call("3", {"a": 1, "admin": True}))
 
 
-class CliTargetNames(unittest.TestCase):
+class TestCliTargetNames(unittest.TestCase):
     def test_a_target_file_named_like_a_standard_module(self) -> None:
         root = os.path.dirname(os.path.abspath(__file__))
         with tempfile.TemporaryDirectory() as d:

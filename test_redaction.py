@@ -1,8 +1,8 @@
-"""Issue 17, rule 5: redacted means redacted.  What the model reads under errors="redacted" is
-decided by where a message was made: the library's own (invalid arguments, a missing tool, a
-cancellation or timeout it decided, a denial) always shows; whatever the tool, its properties or
-on_start raise follows the policy, whatever its type.  ToolError stays the one way a tool speaks
-to the model on purpose."""
+"""Redacted means redacted: what the model reads under errors="redacted" is decided by where a
+message was made: the library's own (invalid arguments, a missing tool, a cancellation or
+timeout it decided, a denial) always shows; whatever the tool, its properties or on_start raise
+follows the policy, whatever its type.  ToolError stays the one way a tool speaks to the model
+on purpose."""
 
 import unittest
 from typing import Any
@@ -16,7 +16,7 @@ def call(name: str, args: Any = "{}", cid: str = "c1") -> dict[str, Any]:
     return {"type": "function_call", "call_id": cid, "name": name, "arguments": args}
 
 
-class Redacted(unittest.TestCase):
+class TestRedacted(unittest.TestCase):
     def setUp(self) -> None:
         @at.tool
         def own_validation() -> str:
