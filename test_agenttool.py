@@ -1117,148 +1117,6 @@ class Scaled:
         self.value *= factor
 
 
-class TestVersionIndependentForms(unittest.TestCase):
-    """A typing form, a date string and an enum's members mean the same on every version."""
-
-    def test_an_empty_tuple_takes_only_an_empty_array(self) -> None:
-        import typing
-
-        for tp in (typing.Tuple[()], tuple[()]):  # noqa: UP006
-            with self.subTest(tp=tp):
-                self.assertEqual(at.schema_of(tp), {"type": "array", "maxItems": 0})
-                self.assertEqual(at.decode(tp, []), ())
-                with self.assertRaisesRegex(at.ValidationError, "expected an array of 0 items"):
-                    at.decode(tp, [1])
-        self.assertEqual(at.schema_of(typing.Tuple), {"type": "array", "items": {}})  # noqa: UP006
-
-    def test_a_flag_is_a_bitmask_of_its_members_listed_the_same_everywhere(self) -> None:
-        self.assertEqual(
-            at.schema_of(Perm),
-            {
-                "type": "integer",
-                "description": "A bitmask of the flags READ=1, WRITE=2, READ_WRITE=3, EXEC=8"
-                " (bitwise OR; 0 for none).",
-                "minimum": 0,
-                "maximum": 11,
-            },
-        )
-        self.assertEqual(at.decode(Perm, 0), Perm(0))
-        self.assertEqual(at.decode(Perm, 11), Perm.READ | Perm.WRITE | Perm.EXEC)
-        self.assertEqual(at.decode(Perm, 3), Perm.READ_WRITE)
-        for bad in (4, 16, -1):
-            with self.subTest(bad=bad), self.assertRaisesRegex(at.ValidationError, "bitmask"):
-                at.decode(Perm, bad)
-        with self.assertRaisesRegex(at.ValidationError, "expected integer, got true"):
-            at.decode(Perm, True)
-        self.assertIs(at.decode(Mode, 3), Mode.A | Mode.B)
-
-        def grant(perm: Perm) -> str:
-            return ""
-
-        self.assertEqual(called_with(grant, '{"perm": 9}'), {"perm": Perm.READ | Perm.EXEC})
-        self.assertIn("perm: expected a number <= 11, got 12", refusal(grant, '{"perm": 12}'))
-        self.assertIn(
-            "perm: expected a bitmask of the flags READ=1,", refusal(grant, '{"perm": 4}')
-        )
-
-    def test_dates_and_times_take_rfc_3339_and_nothing_else(self) -> None:
-        utc = datetime.timezone.utc
-        plus = datetime.timezone(datetime.timedelta(hours=5, minutes=30))
-        good = {
-            datetime.datetime: [
-                ("2024-01-02T03:04:05Z", datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=utc)),
-                ("2024-01-02 03:04", datetime.datetime(2024, 1, 2, 3, 4)),
-                (
-                    "2024-01-02t03:04:05.1234567+05:30",
-                    datetime.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=plus),
-                ),
-                ("2024-01-02", datetime.datetime(2024, 1, 2)),
-            ],
-            datetime.date: [("2024-02-29", datetime.date(2024, 2, 29))],
-            datetime.time: [
-                ("03:04", datetime.time(3, 4)),
-                ("03:04:05.5z", datetime.time(3, 4, 5, 500000, tzinfo=utc)),
-            ],
-        }
-        bad = {
-            datetime.datetime: [
-                "20240102T030405",
-                "2024-W01-1T00:00",
-                "2024-01-02T03:04:05+0530",
-                "2024-01-02T24:00",
-                "2024-002",
-                "yesterday",
-            ],
-            datetime.date: ["20240102", "2024-W01", "2024-W01-1", "2023-02-29", "2024-01-02T00:00"],
-            datetime.time: ["0304", "030405", "T03:04", "3:04", "03:04:05+05"],
-        }
-        for tp, cases in good.items():
-            for text, value in cases:
-                with self.subTest(text=text):
-                    self.assertEqual(at.decode(tp, text), value)
-        for tp, texts in bad.items():
-            for text in texts:
-                with (
-                    self.subTest(text=text),
-                    self.assertRaisesRegex(at.ValidationError, "expected an RFC 3339"),
-                ):
-                    at.decode(tp, text)
-
-    def test_bytes_take_standard_padded_base64_only(self) -> None:
-        def store(blob: bytes) -> str:
-            return ""
-
-        self.assertEqual(at.schema_of(store)["properties"]["blob"], {"type": "string"})
-        for text, data in (("aGVsbG8=", b"hello"), ("", b""), ("+/8=", b"\xfb\xff")):
-            with self.subTest(text=text):
-                self.assertEqual(called_with(store, {"blob": text}), {"blob": data})
-        for text in ("hello_world", "aGVsbG8", "aGk", "-_8=", "aGVs bG8=", "aGVsbG8=\n", "aGk==="):
-            with self.subTest(text=text):
-                self.assertRegex(
-                    refusal(store, {"blob": text}), r"^invalid arguments: blob: expected base64"
-                )
-
-    def test_init_var_fields_are_arguments_passed_on(self) -> None:
-        self.assertEqual(
-            at.schema_of(Scaled),
-            {
-                "type": "object",
-                "properties": {
-                    "value": {"type": "integer"},
-                    "factor": {"type": "integer"},
-                    "shown": {"type": "integer"},
-                },
-                "required": ["value", "factor"],
-            },
-        )
-
-        def f(s: Scaled) -> str:
-            return ""
-
-        self.assertEqual(called_with(f, '{"s": {"value": 2, "factor": 5}}'), {"s": Scaled(10, 1)})
-        self.assertIn('missing required property "factor"', refusal(f, '{"s": {"value": 2}}'))
-
-    def test_a_bare_init_var_is_refused_naming_the_field(self) -> None:
-        @dataclasses.dataclass
-        class Untyped:
-            x: dataclasses.InitVar  # type: ignore[type-arg]
-
-        with self.assertRaisesRegex(TypeError, r'field "x": an InitVar needs its type'):
-            at.schema_of(Untyped)
-
-    def test_literal_string_and_type_alias_are_their_values(self) -> None:
-        import typing
-
-        literal_string = getattr(typing, "LiteralString", None)  # 3.11+
-        if literal_string is not None:
-            self.assertEqual(at.schema_of(literal_string), {"type": "string"})
-        alias_type = getattr(typing, "TypeAliasType", None)  # 3.12+: `type Size = ...`
-        if alias_type is not None:
-            size = alias_type("Size", Optional[Literal["s", "m"]])
-            self.assertEqual(at.schema_of(size), at.schema_of(Optional[Literal["s", "m"]]))
-            self.assertIsNone(at.decode(size, None))
-
-
 try:
     import typing_extensions as te
 except ImportError:  # a bare interpreter: CI installs nothing there
@@ -1283,295 +1141,6 @@ class _TwinBase(TypedDict):
 
 class TwinArgs(_TwinBase, total=False):
     note: Annotated[str, "a note"]
-
-
-@needs(
-    te is not None or sys.prefix == sys.base_prefix,
-    "typing_extensions is not installed (the venv has it through other packages)",
-)
-class TestTypingExtensions(unittest.TestCase):
-    """typing_extensions forms work as their typing twins on every version, recognised without
-    agenttool importing typing_extensions."""
-
-    def setUp(self) -> None:
-        if te is None:
-            self.skipTest("a bare interpreter, with nothing installed")
-
-    def test_forms_give_their_typing_twins_schema_and_decoding(self) -> None:
-        Ours, Theirs = TeArgs, TwinArgs
-
-        self.assertEqual(at.schema_of(Ours), at.schema_of(Theirs))
-        self.assertEqual(at.schema_of(Ours, strict=True), at.schema_of(Theirs, strict=True))
-        self.assertEqual(
-            at.decode(Ours, {"level": "low", "count": 1}), {"level": "low", "count": 1}
-        )
-        with self.assertRaisesRegex(at.ValidationError, r'expected one of \["low", "high"\]'):
-            at.decode(Ours, {"level": "mid", "count": 1})
-        self.assertEqual(
-            at.schema_of(Optional[te.Literal[1, 2]]),
-            {"type": ["integer", "null"], "enum": [1, 2, None]},
-        )
-        self.assertEqual(at.schema_of(te.LiteralString), {"type": "string"})
-        alias = te.TypeAliasType("Size", te.Literal["s", "m"])
-        self.assertEqual(at.schema_of(alias), at.schema_of(Literal["s", "m"]))
-
-        self.assertEqual(at.decode(TePoint, {"x": 1, "y": 2}), TePoint(1, 2))
-        self.assertEqual(
-            at.schema_of(TePoint)["properties"]["y"], {"type": "integer", "description": "the y"}
-        )
-
-
-class TestDescriptions(unittest.TestCase):
-    def test_google_numpy_sphinx_and_annotated_precedence(self) -> None:
-        def google(a: int, b: Annotated[str, "from Annotated"], c: int = 1) -> None:
-            """Summary line
-            continues here.
-
-            More prose.
-
-            Args:
-                a (int): The a.
-                b: Loses to Annotated.
-                c: The c,
-                    on two lines.
-
-            Returns:
-                Nothing.
-            """
-
-        def numpy(a: int, c: int) -> None:
-            """Do it.
-
-            Parameters
-            ----------
-            a : int
-                The a.
-            c
-                The c.
-
-            Returns
-            -------
-            None
-            """
-
-        def sphinx(a: int, c: int) -> None:
-            """Do it.
-
-            :param a: The a.
-            :param int c: The c,
-                continued.
-            :returns: nothing
-            """
-
-        g = at.schema_of(google)["properties"]
-        self.assertEqual(g["a"]["description"], "The a.")
-        self.assertEqual(g["b"]["description"], "from Annotated")
-        self.assertEqual(g["c"]["description"], "The c, on two lines.")
-        n = at.schema_of(numpy)["properties"]
-        self.assertEqual((n["a"]["description"], n["c"]["description"]), ("The a.", "The c."))
-        s = at.schema_of(sphinx)["properties"]
-        self.assertEqual(
-            (s["a"]["description"], s["c"]["description"]), ("The a.", "The c, continued.")
-        )
-        self.assertEqual(at._doc_description(google), "Summary line continues here.\n\nMore prose.")
-
-    def test_docstring_opening_with_args_has_no_summary_but_keeps_params(self) -> None:
-        def f(a: int) -> None:
-            """Args:
-            a: The a.
-            """
-
-        self.assertEqual(at._doc_description(f), "")
-        self.assertEqual(at.schema_of(f)["properties"]["a"]["description"], "The a.")
-
-    def test_unparseable_docstrings_are_never_an_error(self) -> None:
-        for doc in ("Args:", "Parameters\n----------\n", ":param", "Args:\n  :::\n  (", "\x00"):
-
-            def f(a: int) -> None:
-                pass
-
-            f.__doc__ = doc
-            with self.subTest(doc=doc):
-                self.assertEqual(at.schema_of(f)["properties"]["a"]["type"], "integer")
-                at._doc_description(f)
-
-    def test_meta_constraints_and_member_order(self) -> None:
-        meta = at.Meta(
-            description="n",
-            minimum=0,
-            maximum=10,
-            exclusive_minimum=-1,
-            exclusive_maximum=11,
-            multiple_of=2,
-            examples=[2, 4],
-        )
-        s = at.schema_of(Annotated[int, meta])
-        self.assertEqual(
-            list(s),
-            [
-                "type",
-                "description",
-                "minimum",
-                "exclusiveMinimum",
-                "maximum",
-                "exclusiveMaximum",
-                "multipleOf",
-                "examples",
-            ],
-        )
-        t = at.schema_of(
-            Annotated[str, at.Meta(min_length=1, max_length=5, pattern="^a", format="email")]
-        )
-        self.assertEqual(
-            t,
-            {"type": "string", "format": "email", "minLength": 1, "maxLength": 5, "pattern": "^a"},
-        )
-        items = at.schema_of(Annotated[list[int], at.Meta(min_items=1, max_items=3)])
-        self.assertEqual(list(items), ["type", "items", "minItems", "maxItems"])
-
-    def test_a_bad_pattern_is_refused_at_registration(self) -> None:
-        def f(a: Annotated[str, at.Meta(pattern="(")]) -> None:
-            pass
-
-        with self.assertRaisesRegex(TypeError, r'parameter "a": Meta\(pattern'):
-            at.schema_of(f)
-
-    def test_a_field_description_beats_its_class_summary(self) -> None:
-        def f(tree: Node, other: Annotated[Node, "annotated"]) -> None:
-            """Walk.
-
-            Args:
-                tree: The tree to walk.
-                other: Loses to Annotated.
-            """
-
-        s = at.schema_of(f)
-        self.assertEqual(
-            s["properties"]["tree"], {"description": "The tree to walk.", "$ref": "#/$defs/Node"}
-        )
-        self.assertEqual(s["properties"]["other"]["description"], "annotated")
-        self.assertEqual(s["$defs"]["Node"]["description"], "A tree node.")
-
-    def test_class_docstring_attributes_describe_fields(self) -> None:
-        @dataclasses.dataclass
-        class Opts:
-            """Options.
-
-            Attributes:
-                depth: How deep.
-            """
-
-            depth: int
-
-        self.assertEqual(at.schema_of(Opts)["properties"]["depth"]["description"], "How deep.")
-
-
-class TestToolDescriptions(unittest.TestCase):
-    def test_every_paragraph_stays_but_parameters_returns_yields_and_raises(self) -> None:
-        def google(path: str) -> str:
-            """Read a file
-            from disk.
-
-            Symlinks are followed; the file must be
-            text.
-
-            Args:
-                path: Where it is.
-                    Absolute.
-
-            Returns:
-                The text.
-
-            Raises:
-                OSError: It cannot be read.
-
-            Example:
-                >>> google("/etc/hostname")
-                'box'
-
-            Note:
-                Large files are cut at 1 MB.
-            """
-            return path
-
-        self.assertEqual(
-            at.tool(google).description,
-            "Read a file from disk.\n\nSymlinks are followed; the file must be text.\n\n"
-            "Example:\n    >>> google(\"/etc/hostname\")\n    'box'\n\n"
-            "Note:\n    Large files are cut at 1 MB.",
-        )
-
-    def test_numpy_and_sphinx_sections_the_same_way(self) -> None:
-        def numpy(n: int) -> Any:
-            """Count up.
-
-            Parameters
-            ----------
-            n : int
-                How far.
-
-            Yields
-            ------
-            int
-                Each number.
-
-            Notes
-            -----
-            - starts at 0
-            - stops before n
-            """
-
-        def sphinx(n: int) -> int:
-            """Count up.
-
-            :param n: How far,
-                at most 10.
-            :type n: int
-            :returns: the count
-            :raises ValueError: n is negative
-
-            Counting is cheap.
-            """
-            return n
-
-        self.assertEqual(
-            at.tool(numpy).description,
-            "Count up.\n\nNotes\n-----\n- starts at 0\n- stops before n",
-        )
-        self.assertEqual(at.tool(sphinx).description, "Count up.\n\nCounting is cheap.")
-
-    def test_one_paragraph_reads_as_before_and_sections_alone_give_nothing(self) -> None:
-        def one(n: int) -> int:
-            """Double a number,
-            exactly.
-
-            Returns:
-                Twice n.
-            """
-            return n
-
-        def only_args(n: int) -> int:
-            """Args:
-            n: The number.
-            """
-            return n
-
-        self.assertEqual(at.tool(one).description, "Double a number, exactly.")
-        self.assertEqual(at.tool(only_args).description, "")
-        self.assertEqual(at.schema_of(only_args)["properties"]["n"]["description"], "The number.")
-
-    def test_a_docstring_opening_with_a_kept_section_keeps_it(self) -> None:
-        for doc, description in (
-            ("Note:\n    Slow.\n", "Note:\nSlow."),
-            ("Examples\n--------\n>>> f()\n", "Examples\n--------\n>>> f()"),
-            ("Returns:\n    x\nNote:\n    kept", "Note:\n    kept"),
-        ):
-
-            def f() -> None:
-                pass
-
-            f.__doc__ = doc
-            self.assertEqual(at.tool(f).description, description)
 
 
 class TestStrict(unittest.TestCase):
@@ -2282,6 +1851,452 @@ class TestUnionMessages(unittest.TestCase):
         with self.assertRaises(at.ValidationError) as caught:
             at.decode(Union[HasXStr, HasX], {"x": [1]})
         self.assertEqual(str(caught.exception), "invalid arguments: x: expected string, got array")
+
+
+# ---------------------------------------------------------------------------------------------
+# Type inspection: what an annotation says
+# ---------------------------------------------------------------------------------------------
+
+
+class TestVersionIndependentForms(unittest.TestCase):
+    """A typing form, a date string and an enum's members mean the same on every version."""
+
+    def test_an_empty_tuple_takes_only_an_empty_array(self) -> None:
+        import typing
+
+        for tp in (typing.Tuple[()], tuple[()]):  # noqa: UP006
+            with self.subTest(tp=tp):
+                self.assertEqual(at.schema_of(tp), {"type": "array", "maxItems": 0})
+                self.assertEqual(at.decode(tp, []), ())
+                with self.assertRaisesRegex(at.ValidationError, "expected an array of 0 items"):
+                    at.decode(tp, [1])
+        self.assertEqual(at.schema_of(typing.Tuple), {"type": "array", "items": {}})  # noqa: UP006
+
+    def test_a_flag_is_a_bitmask_of_its_members_listed_the_same_everywhere(self) -> None:
+        self.assertEqual(
+            at.schema_of(Perm),
+            {
+                "type": "integer",
+                "description": "A bitmask of the flags READ=1, WRITE=2, READ_WRITE=3, EXEC=8"
+                " (bitwise OR; 0 for none).",
+                "minimum": 0,
+                "maximum": 11,
+            },
+        )
+        self.assertEqual(at.decode(Perm, 0), Perm(0))
+        self.assertEqual(at.decode(Perm, 11), Perm.READ | Perm.WRITE | Perm.EXEC)
+        self.assertEqual(at.decode(Perm, 3), Perm.READ_WRITE)
+        for bad in (4, 16, -1):
+            with self.subTest(bad=bad), self.assertRaisesRegex(at.ValidationError, "bitmask"):
+                at.decode(Perm, bad)
+        with self.assertRaisesRegex(at.ValidationError, "expected integer, got true"):
+            at.decode(Perm, True)
+        self.assertIs(at.decode(Mode, 3), Mode.A | Mode.B)
+
+        def grant(perm: Perm) -> str:
+            return ""
+
+        self.assertEqual(called_with(grant, '{"perm": 9}'), {"perm": Perm.READ | Perm.EXEC})
+        self.assertIn("perm: expected a number <= 11, got 12", refusal(grant, '{"perm": 12}'))
+        self.assertIn(
+            "perm: expected a bitmask of the flags READ=1,", refusal(grant, '{"perm": 4}')
+        )
+
+    def test_dates_and_times_take_rfc_3339_and_nothing_else(self) -> None:
+        utc = datetime.timezone.utc
+        plus = datetime.timezone(datetime.timedelta(hours=5, minutes=30))
+        good = {
+            datetime.datetime: [
+                ("2024-01-02T03:04:05Z", datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=utc)),
+                ("2024-01-02 03:04", datetime.datetime(2024, 1, 2, 3, 4)),
+                (
+                    "2024-01-02t03:04:05.1234567+05:30",
+                    datetime.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=plus),
+                ),
+                ("2024-01-02", datetime.datetime(2024, 1, 2)),
+            ],
+            datetime.date: [("2024-02-29", datetime.date(2024, 2, 29))],
+            datetime.time: [
+                ("03:04", datetime.time(3, 4)),
+                ("03:04:05.5z", datetime.time(3, 4, 5, 500000, tzinfo=utc)),
+            ],
+        }
+        bad = {
+            datetime.datetime: [
+                "20240102T030405",
+                "2024-W01-1T00:00",
+                "2024-01-02T03:04:05+0530",
+                "2024-01-02T24:00",
+                "2024-002",
+                "yesterday",
+            ],
+            datetime.date: ["20240102", "2024-W01", "2024-W01-1", "2023-02-29", "2024-01-02T00:00"],
+            datetime.time: ["0304", "030405", "T03:04", "3:04", "03:04:05+05"],
+        }
+        for tp, cases in good.items():
+            for text, value in cases:
+                with self.subTest(text=text):
+                    self.assertEqual(at.decode(tp, text), value)
+        for tp, texts in bad.items():
+            for text in texts:
+                with (
+                    self.subTest(text=text),
+                    self.assertRaisesRegex(at.ValidationError, "expected an RFC 3339"),
+                ):
+                    at.decode(tp, text)
+
+    def test_bytes_take_standard_padded_base64_only(self) -> None:
+        def store(blob: bytes) -> str:
+            return ""
+
+        self.assertEqual(at.schema_of(store)["properties"]["blob"], {"type": "string"})
+        for text, data in (("aGVsbG8=", b"hello"), ("", b""), ("+/8=", b"\xfb\xff")):
+            with self.subTest(text=text):
+                self.assertEqual(called_with(store, {"blob": text}), {"blob": data})
+        for text in ("hello_world", "aGVsbG8", "aGk", "-_8=", "aGVs bG8=", "aGVsbG8=\n", "aGk==="):
+            with self.subTest(text=text):
+                self.assertRegex(
+                    refusal(store, {"blob": text}), r"^invalid arguments: blob: expected base64"
+                )
+
+    def test_init_var_fields_are_arguments_passed_on(self) -> None:
+        self.assertEqual(
+            at.schema_of(Scaled),
+            {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "factor": {"type": "integer"},
+                    "shown": {"type": "integer"},
+                },
+                "required": ["value", "factor"],
+            },
+        )
+
+        def f(s: Scaled) -> str:
+            return ""
+
+        self.assertEqual(called_with(f, '{"s": {"value": 2, "factor": 5}}'), {"s": Scaled(10, 1)})
+        self.assertIn('missing required property "factor"', refusal(f, '{"s": {"value": 2}}'))
+
+    def test_a_bare_init_var_is_refused_naming_the_field(self) -> None:
+        @dataclasses.dataclass
+        class Untyped:
+            x: dataclasses.InitVar  # type: ignore[type-arg]
+
+        with self.assertRaisesRegex(TypeError, r'field "x": an InitVar needs its type'):
+            at.schema_of(Untyped)
+
+    def test_literal_string_and_type_alias_are_their_values(self) -> None:
+        import typing
+
+        literal_string = getattr(typing, "LiteralString", None)  # 3.11+
+        if literal_string is not None:
+            self.assertEqual(at.schema_of(literal_string), {"type": "string"})
+        alias_type = getattr(typing, "TypeAliasType", None)  # 3.12+: `type Size = ...`
+        if alias_type is not None:
+            size = alias_type("Size", Optional[Literal["s", "m"]])
+            self.assertEqual(at.schema_of(size), at.schema_of(Optional[Literal["s", "m"]]))
+            self.assertIsNone(at.decode(size, None))
+
+
+@needs(
+    te is not None or sys.prefix == sys.base_prefix,
+    "typing_extensions is not installed (the venv has it through other packages)",
+)
+class TestTypingExtensions(unittest.TestCase):
+    """typing_extensions forms work as their typing twins on every version, recognised without
+    agenttool importing typing_extensions."""
+
+    def setUp(self) -> None:
+        if te is None:
+            self.skipTest("a bare interpreter, with nothing installed")
+
+    def test_forms_give_their_typing_twins_schema_and_decoding(self) -> None:
+        Ours, Theirs = TeArgs, TwinArgs
+
+        self.assertEqual(at.schema_of(Ours), at.schema_of(Theirs))
+        self.assertEqual(at.schema_of(Ours, strict=True), at.schema_of(Theirs, strict=True))
+        self.assertEqual(
+            at.decode(Ours, {"level": "low", "count": 1}), {"level": "low", "count": 1}
+        )
+        with self.assertRaisesRegex(at.ValidationError, r'expected one of \["low", "high"\]'):
+            at.decode(Ours, {"level": "mid", "count": 1})
+        self.assertEqual(
+            at.schema_of(Optional[te.Literal[1, 2]]),
+            {"type": ["integer", "null"], "enum": [1, 2, None]},
+        )
+        self.assertEqual(at.schema_of(te.LiteralString), {"type": "string"})
+        alias = te.TypeAliasType("Size", te.Literal["s", "m"])
+        self.assertEqual(at.schema_of(alias), at.schema_of(Literal["s", "m"]))
+
+        self.assertEqual(at.decode(TePoint, {"x": 1, "y": 2}), TePoint(1, 2))
+        self.assertEqual(
+            at.schema_of(TePoint)["properties"]["y"], {"type": "integer", "description": "the y"}
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Docstrings: the descriptions of a tool and of its parameters
+# ---------------------------------------------------------------------------------------------
+
+
+class TestDescriptions(unittest.TestCase):
+    def test_google_numpy_sphinx_and_annotated_precedence(self) -> None:
+        def google(a: int, b: Annotated[str, "from Annotated"], c: int = 1) -> None:
+            """Summary line
+            continues here.
+
+            More prose.
+
+            Args:
+                a (int): The a.
+                b: Loses to Annotated.
+                c: The c,
+                    on two lines.
+
+            Returns:
+                Nothing.
+            """
+
+        def numpy(a: int, c: int) -> None:
+            """Do it.
+
+            Parameters
+            ----------
+            a : int
+                The a.
+            c
+                The c.
+
+            Returns
+            -------
+            None
+            """
+
+        def sphinx(a: int, c: int) -> None:
+            """Do it.
+
+            :param a: The a.
+            :param int c: The c,
+                continued.
+            :returns: nothing
+            """
+
+        g = at.schema_of(google)["properties"]
+        self.assertEqual(g["a"]["description"], "The a.")
+        self.assertEqual(g["b"]["description"], "from Annotated")
+        self.assertEqual(g["c"]["description"], "The c, on two lines.")
+        n = at.schema_of(numpy)["properties"]
+        self.assertEqual((n["a"]["description"], n["c"]["description"]), ("The a.", "The c."))
+        s = at.schema_of(sphinx)["properties"]
+        self.assertEqual(
+            (s["a"]["description"], s["c"]["description"]), ("The a.", "The c, continued.")
+        )
+        self.assertEqual(at._doc_description(google), "Summary line continues here.\n\nMore prose.")
+
+    def test_docstring_opening_with_args_has_no_summary_but_keeps_params(self) -> None:
+        def f(a: int) -> None:
+            """Args:
+            a: The a.
+            """
+
+        self.assertEqual(at._doc_description(f), "")
+        self.assertEqual(at.schema_of(f)["properties"]["a"]["description"], "The a.")
+
+    def test_unparseable_docstrings_are_never_an_error(self) -> None:
+        for doc in ("Args:", "Parameters\n----------\n", ":param", "Args:\n  :::\n  (", "\x00"):
+
+            def f(a: int) -> None:
+                pass
+
+            f.__doc__ = doc
+            with self.subTest(doc=doc):
+                self.assertEqual(at.schema_of(f)["properties"]["a"]["type"], "integer")
+                at._doc_description(f)
+
+    def test_meta_constraints_and_member_order(self) -> None:
+        meta = at.Meta(
+            description="n",
+            minimum=0,
+            maximum=10,
+            exclusive_minimum=-1,
+            exclusive_maximum=11,
+            multiple_of=2,
+            examples=[2, 4],
+        )
+        s = at.schema_of(Annotated[int, meta])
+        self.assertEqual(
+            list(s),
+            [
+                "type",
+                "description",
+                "minimum",
+                "exclusiveMinimum",
+                "maximum",
+                "exclusiveMaximum",
+                "multipleOf",
+                "examples",
+            ],
+        )
+        t = at.schema_of(
+            Annotated[str, at.Meta(min_length=1, max_length=5, pattern="^a", format="email")]
+        )
+        self.assertEqual(
+            t,
+            {"type": "string", "format": "email", "minLength": 1, "maxLength": 5, "pattern": "^a"},
+        )
+        items = at.schema_of(Annotated[list[int], at.Meta(min_items=1, max_items=3)])
+        self.assertEqual(list(items), ["type", "items", "minItems", "maxItems"])
+
+    def test_a_bad_pattern_is_refused_at_registration(self) -> None:
+        def f(a: Annotated[str, at.Meta(pattern="(")]) -> None:
+            pass
+
+        with self.assertRaisesRegex(TypeError, r'parameter "a": Meta\(pattern'):
+            at.schema_of(f)
+
+    def test_a_field_description_beats_its_class_summary(self) -> None:
+        def f(tree: Node, other: Annotated[Node, "annotated"]) -> None:
+            """Walk.
+
+            Args:
+                tree: The tree to walk.
+                other: Loses to Annotated.
+            """
+
+        s = at.schema_of(f)
+        self.assertEqual(
+            s["properties"]["tree"], {"description": "The tree to walk.", "$ref": "#/$defs/Node"}
+        )
+        self.assertEqual(s["properties"]["other"]["description"], "annotated")
+        self.assertEqual(s["$defs"]["Node"]["description"], "A tree node.")
+
+    def test_class_docstring_attributes_describe_fields(self) -> None:
+        @dataclasses.dataclass
+        class Opts:
+            """Options.
+
+            Attributes:
+                depth: How deep.
+            """
+
+            depth: int
+
+        self.assertEqual(at.schema_of(Opts)["properties"]["depth"]["description"], "How deep.")
+
+
+class TestToolDescriptions(unittest.TestCase):
+    def test_every_paragraph_stays_but_parameters_returns_yields_and_raises(self) -> None:
+        def google(path: str) -> str:
+            """Read a file
+            from disk.
+
+            Symlinks are followed; the file must be
+            text.
+
+            Args:
+                path: Where it is.
+                    Absolute.
+
+            Returns:
+                The text.
+
+            Raises:
+                OSError: It cannot be read.
+
+            Example:
+                >>> google("/etc/hostname")
+                'box'
+
+            Note:
+                Large files are cut at 1 MB.
+            """
+            return path
+
+        self.assertEqual(
+            at.tool(google).description,
+            "Read a file from disk.\n\nSymlinks are followed; the file must be text.\n\n"
+            "Example:\n    >>> google(\"/etc/hostname\")\n    'box'\n\n"
+            "Note:\n    Large files are cut at 1 MB.",
+        )
+
+    def test_numpy_and_sphinx_sections_the_same_way(self) -> None:
+        def numpy(n: int) -> Any:
+            """Count up.
+
+            Parameters
+            ----------
+            n : int
+                How far.
+
+            Yields
+            ------
+            int
+                Each number.
+
+            Notes
+            -----
+            - starts at 0
+            - stops before n
+            """
+
+        def sphinx(n: int) -> int:
+            """Count up.
+
+            :param n: How far,
+                at most 10.
+            :type n: int
+            :returns: the count
+            :raises ValueError: n is negative
+
+            Counting is cheap.
+            """
+            return n
+
+        self.assertEqual(
+            at.tool(numpy).description,
+            "Count up.\n\nNotes\n-----\n- starts at 0\n- stops before n",
+        )
+        self.assertEqual(at.tool(sphinx).description, "Count up.\n\nCounting is cheap.")
+
+    def test_one_paragraph_reads_as_before_and_sections_alone_give_nothing(self) -> None:
+        def one(n: int) -> int:
+            """Double a number,
+            exactly.
+
+            Returns:
+                Twice n.
+            """
+            return n
+
+        def only_args(n: int) -> int:
+            """Args:
+            n: The number.
+            """
+            return n
+
+        self.assertEqual(at.tool(one).description, "Double a number, exactly.")
+        self.assertEqual(at.tool(only_args).description, "")
+        self.assertEqual(at.schema_of(only_args)["properties"]["n"]["description"], "The number.")
+
+    def test_a_docstring_opening_with_a_kept_section_keeps_it(self) -> None:
+        for doc, description in (
+            ("Note:\n    Slow.\n", "Note:\nSlow."),
+            ("Examples\n--------\n>>> f()\n", "Examples\n--------\n>>> f()"),
+            ("Returns:\n    x\nNote:\n    kept", "Note:\n    kept"),
+        ):
+
+            def f() -> None:
+                pass
+
+            f.__doc__ = doc
+            self.assertEqual(at.tool(f).description, description)
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions: a signature as a tool's parameters
+# ---------------------------------------------------------------------------------------------
 
 
 class TestArgSpec(unittest.TestCase):
@@ -3131,9 +3146,7 @@ class TestLoneSurrogates(unittest.TestCase):
         self.assertNotIn("Traceback", done.stderr)
 
 
-# ---------------------------------------------------------------------------------------------
-# The compiler: schema -> Python source -> functions
-# ---------------------------------------------------------------------------------------------
+# ----- the compiler: schema -> Python source -> functions ------------------------------------
 
 
 class TestSchemaErrors(unittest.TestCase):
@@ -3430,9 +3443,7 @@ class TestMoreDrafts(unittest.TestCase):
         self.assertIn("2019-09", schema_error_of({"$schema": "http://json-schema.org/schema#"}))
 
 
-# ---------------------------------------------------------------------------------------------
-# Keyword generators: one function per keyword (or group of keywords that act together)
-# ---------------------------------------------------------------------------------------------
+# ----- keyword generators: one function per keyword or group acting together -----------------
 
 
 class TestDecimalMultipleOf(unittest.TestCase):
@@ -3826,7 +3837,7 @@ class TestLinearMatcherAgreesWithRe(unittest.TestCase):
 
 
 # ---------------------------------------------------------------------------------------------
-# Public face
+# Validators: validator(), Validator and JSON text
 # ---------------------------------------------------------------------------------------------
 
 
@@ -4772,7 +4783,7 @@ class TestInjectedParameters(unittest.TestCase):
             schema = at.schema_of(_run_query, strict=strict)
             self.assertEqual(list(schema["properties"]), ["sql"])
             self.assertNotIn("db", json.dumps(schema))
-        for fmt in ("responses", "chat", "anthropic", "gemini"):
+        for fmt in at._FORMATS:
             self.assertNotIn('"db"', json.dumps(at.definition(self.query, fmt)))
 
     def test_the_call_and_the_hosts_values_reach_the_function(self) -> None:
@@ -5708,7 +5719,7 @@ class TestDefinitions(unittest.TestCase):
 
 
 class TestDefinitionCopies(unittest.TestCase):
-    FORMATS = ("responses", "chat", "anthropic", "gemini")
+    FORMATS = at._FORMATS
 
     def test_editing_a_definition_never_changes_the_tool(self) -> None:
         def schema_of(defn: dict[str, Any]) -> dict[str, Any]:
@@ -7065,7 +7076,7 @@ STRICT_TOOL: dict[str, Any] = {
     "strict": True,
 }
 NO_ARGS: dict[str, Any] = {"type": "function", "name": "now", "description": "", "parameters": None}
-FORMATS = ("responses", "chat", "anthropic", "gemini")
+FORMATS = at._FORMATS  # every format the table has: a new one fails where it lacks a case
 
 
 def text_part(s: str) -> dict[str, Any]:
@@ -7557,9 +7568,7 @@ class TestGeminiSDK(unittest.TestCase):
         T.Content.model_validate({"role": "user", "parts": items})
 
 
-# ---------------------------------------------------------------------------------------------
-# Definitions out
-# ---------------------------------------------------------------------------------------------
+# ----- definitions out -----------------------------------------------------------------------
 
 
 class TestDefinitionsOut(unittest.TestCase):
@@ -7674,9 +7683,7 @@ class TestDefinitionsOut(unittest.TestCase):
             at._provider_definition({**WEATHER, "parameters": True}, "gemini")
 
 
-# ---------------------------------------------------------------------------------------------
-# Calls in
-# ---------------------------------------------------------------------------------------------
+# ----- calls in ------------------------------------------------------------------------------
 
 
 class TestReadCalls(unittest.TestCase):
@@ -7848,9 +7855,7 @@ class TestReadCalls(unittest.TestCase):
                 at._read_calls(items, None)
 
 
-# ---------------------------------------------------------------------------------------------
-# Output items back
-# ---------------------------------------------------------------------------------------------
+# ----- output items back ---------------------------------------------------------------------
 
 
 class TestOutputItems(unittest.TestCase):
@@ -8027,7 +8032,7 @@ class TestOutputItems(unittest.TestCase):
 
 
 # ---------------------------------------------------------------------------------------------
-# The command line: python -m agenttool (or python agenttool.py) list | call
+# The command line: python -m agenttool (or python agenttool.py) list | call | journal
 # ---------------------------------------------------------------------------------------------
 
 

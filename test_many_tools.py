@@ -71,7 +71,7 @@ class TestDefinitionOptions(unittest.TestCase):
         }
         for option, value in cases.items():
             t = at.new("", "", lookup, **{option: value})
-            for fmt in ("responses", "chat", "anthropic", "gemini"):
+            for fmt in at._FORMATS:
                 if fmt in takes[option]:
                     at.definition(t, fmt)
                     continue
