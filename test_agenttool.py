@@ -9,6 +9,7 @@ conformance corpora are read from ``../shared/conformance``.  Every test has a t
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import contextlib
 import dataclasses
@@ -96,6 +97,22 @@ def limit_test_time() -> None:
 
 
 limit_test_time()
+
+
+def share_bytecode_with_children() -> None:
+    """Let the interpreters the tests start (command lines, workers, crashing children) import
+    agenttool from one bytecode cache made for this run, in a temporary folder removed at exit:
+    under a shell's PYTHONDONTWRITEBYTECODE each of them would compile the whole module again,
+    a third of a second each, and the suite starts hundreds."""
+    if os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    folder = tempfile.mkdtemp(prefix="agenttool-tests-pyc-")
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+share_bytecode_with_children()
 
 # Under CI=true nothing that CI provides may skip (the corpora, jsonschema, hypothesis, the
 # SDKs, mcp, the node peers): its absence fails the test there, and skips, saying why, for a

@@ -12,7 +12,9 @@ import unittest
 from typing import Any
 
 import agenttool as at
+from test_agenttool import share_bytecode_with_children
 
+share_bytecode_with_children()  # each test starts kit.py in a fresh interpreter
 ROOT = os.path.dirname(os.path.abspath(at.__file__))
 
 KIT = '''\
