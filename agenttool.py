@@ -80,6 +80,7 @@ elif sys.version_info >= (3, 10):
 else:  # 3.9 has no ParamSpec at run time: a stand-in, since only type checkers read it
     _P = TypeVar("_P")
 _R = TypeVar("_R")
+_T = TypeVar("_T")
 _E = TypeVar("_E", bound=BaseException)
 
 __version__ = "0.1.0"
@@ -2137,24 +2138,9 @@ class _TypeTranslator:
         generic class written ``Box[int]``); keyed by both, so Box[int] and Box[str] differ."""
         key = (cls, args) if args else cls
         self.uses[key] = self.uses.get(key, 0) + 1
-        done = self.done.get(key)
-        if done is not None:
-            return done
-        busy = self.busy.get(key)
-        if busy is not None:  # a recursive reference
-            st = busy
-            if not st.ref:
-                st.ref = "#" if key == self.root else "#/$defs/" + self.def_name(key)
-
-            def dec_ref(v: Any) -> Any:
-                try:
-                    return st.decode(v)
-                except RecursionError:  # the path is added on the way up
-                    raise _DecodeFail("nesting too deep for Python to decode") from None
-
-            ref = _TypeNode({"$ref": st.ref}, dec_ref, lambda v: st.fits(v))
-            ref.name = cls.__name__
-            return ref
+        found = self.made_or_referred(key, cls.__name__)
+        if found is not None:
+            return found
         state = _ClassState()
         self.busy[key] = state
         self.owners.append(cls)
@@ -2182,6 +2168,29 @@ class _TypeTranslator:
         self.done[key] = node
         return node
 
+    def made_or_referred(self, key: Any, name: str | None = None) -> _TypeNode | None:
+        """The node made for a class or alias already; while it is being made (a recursive
+        reference), a ``$ref`` to it (named ``name``); ``None`` for one not seen yet."""
+        done = self.done.get(key)
+        if done is not None:
+            return done
+        st = self.busy.get(key)
+        if st is None:
+            return None
+        if not st.ref:
+            st.ref = "#" if key == self.root else "#/$defs/" + self.def_name(key)
+
+        def dec_ref(v: Any) -> Any:
+            try:
+                return st.decode(v)
+            except RecursionError:  # the path is added on the way up
+                raise _DecodeFail("nesting too deep for Python to decode") from None
+
+        ref = _TypeNode({"$ref": st.ref}, dec_ref, lambda v: st.fits(v))
+        if name is not None:
+            ref.name = name
+        return ref
+
     def def_name(self, key: Any) -> str:
         """The "$defs" name of a class or alias (``key`` may be (class, type arguments)): its
         own name, a number appended on a clash."""
@@ -2201,22 +2210,9 @@ class _TypeTranslator:
         written ``Pair[int]``).  A recursive alias is written once under "$defs" and referred
         to, as a recursive class is; forward references in its value resolve in its module."""
         key = (tp, args) if args else tp
-        done = self.done.get(key)
-        if done is not None:
-            return done
-        busy = self.busy.get(key)
-        if busy is not None:  # a recursive reference
-            st = busy
-            if not st.ref:
-                st.ref = "#" if key == self.root else "#/$defs/" + self.def_name(key)
-
-            def dec_ref(v: Any) -> Any:
-                try:
-                    return st.decode(v)
-                except RecursionError:
-                    raise _DecodeFail("nesting too deep for Python to decode") from None
-
-            return _TypeNode({"$ref": st.ref}, dec_ref, lambda v: st.fits(v))
+        found = self.made_or_referred(key)
+        if found is not None:
+            return found
         params = tuple(getattr(tp, "__type_params__", ()) or ())
         if len(args) != len(params) and args:
             self.cannot(tp, f"takes {len(params)} type arguments, got {len(args)}")
@@ -9821,6 +9817,16 @@ class Event(_Value):
         self.replayed = replayed
 
 
+def _drained(line: collections.deque[_T]) -> Iterator[_T]:
+    """Take the items of a deque other threads may take from too, first first, until none is
+    left (``popleft`` is atomic; a check for emptiness before it would race)."""
+    while True:
+        try:
+            yield line.popleft()
+        except IndexError:
+            return
+
+
 class _JobState:
     """One job's place in its batch: its outbox (progress, at most ``_PROGRESS_BACKLOG``
     updates waiting with the latest always kept, then exactly one final event), its
@@ -10554,23 +10560,12 @@ class _Batch:
             if self.cancelled:
                 return
             self.cancelled = True
-        for s in self.bounds.withdraw(self):
-            s.finish(None, _not_started(self.jobs[s.index].call))
-            with s.lock:
-                s.returned = True  # never admitted: nothing to leave
-        while True:
-            try:
-                s = self.waiting.popleft()
-            except IndexError:
-                break
-            s.finish(None, _not_started(self.jobs[s.index].call))
-            with s.lock:
-                s.returned = True  # never admitted: nothing to leave
-        while True:
-            try:
-                s = self.runs.popleft()
-            except IndexError:
-                break
+        for line in (self.bounds.withdraw(self), _drained(self.waiting)):
+            for s in line:
+                s.finish(None, _not_started(self.jobs[s.index].call))
+                with s.lock:
+                    s.returned = True  # never admitted: nothing to leave
+        for s in _drained(self.runs):
             if self.claim(s):
                 self._skip(s, _not_started(self.jobs[s.index].call))
         for s in self.states:
