@@ -740,10 +740,34 @@ def build_server(
     ``{"result": value}``.
     """
     _mcp_available()
-    import mcp.types as mt
-    from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.subscriptions import ListenHandler
 
+    state = _server_state(
+        tools, recorder, page_size, max_requests, abandon_after, errors, max_waiting, inject
+    )
+    server = _server_class()(
+        name,
+        version=version if version is not None else at.__version__,
+        instructions=instructions,
+        on_list_tools=functools.partial(_list_tools, state),
+        on_call_tool=functools.partial(_call_tool, state),
+        on_subscriptions_listen=ListenHandler(state.bus),
+    )
+    _add_handlers(server, state)
+    return server
+
+
+def _server_state(
+    tools: Iterable[at.Tool],
+    recorder: Callable[[at.Record], None] | None,
+    page_size: int | None,
+    max_requests: int,
+    abandon_after: float,
+    errors: at.ErrorPolicy,
+    max_waiting: int,
+    inject: Mapping[str, Any] | None,
+) -> _ServerState:
+    """The state a server's handlers share, built from ``build_server``'s checked options."""
     at._check_errors(errors)
     state = _ServerState(
         recorder,
@@ -755,6 +779,13 @@ def build_server(
         inject,
     )
     state.entries = _entries_of(tools)
+    return state
+
+
+@functools.cache
+def _server_class() -> type[Server[Any]]:
+    """The SDK's low-level ``Server`` that advertises ``FACTS_CAPABILITY`` and list changes."""
+    from mcp.server.lowlevel import NotificationOptions, Server
 
     class _AgentServer(Server[Any]):
         def get_capabilities(self, *args: Any, **kwargs: Any) -> mt.ServerCapabilities:
@@ -775,175 +806,202 @@ def build_server(
                 extensions,
             )
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
-    ) -> mt.ListToolsResult:
+    return _AgentServer
+
+
+def _add_handlers(server: Server[Any], state: _ServerState) -> None:
+    """Register what the constructor takes no argument for: ``FACTS_METHOD``, ``initialized``."""
+    import mcp.types as mt
+
+    server.add_request_handler(FACTS_METHOD, _facts_params(), functools.partial(_facts, state))
+    server.add_notification_handler(
+        "notifications/initialized", mt.NotificationParams, functools.partial(_initialized, state)
+    )
+    server._agenttool_state = state  # type: ignore[attr-defined]
+
+
+async def _list_tools(
+    state: _ServerState,
+    ctx: ServerRequestContext[Any, Any],
+    params: mt.PaginatedRequestParams | None,
+) -> mt.ListToolsResult:
+    """``tools/list``: every definition, or one page of ``page_size`` (cursors are offsets)."""
+    import mcp.types as mt
+
+    with state.lock:
+        defs = [e.definition for e in state.entries.values()]
+    size = state.page_size or len(defs) or 1
+    start = 0
+    cursor = params.cursor if params is not None else None
+    if cursor is not None:
+        # the cursors issued are the offsets of later pages, written plainly
+        start = int(cursor) if cursor.isdigit() and cursor == str(int(cursor)) else -1
+        if start <= 0 or start >= len(defs) or start % size:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(-32602, f"invalid cursor {cursor!r}: this server never issued it")
+    if not state.page_size:
+        return mt.ListToolsResult(tools=defs)
+    end = start + size
+    nxt = str(end) if end < len(defs) else None
+    return mt.ListToolsResult(tools=defs[start:end], next_cursor=nxt)
+
+
+async def _call_tool(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
+) -> mt.CallToolResult | mt.InputRequiredResult:
+    """``tools/call``: a new call checked and started, or a parked one resumed, then driven."""
+    import asyncio
+
+    if params.request_state:
         with state.lock:
-            defs = [e.definition for e in state.entries.values()]
-        size = state.page_size or len(defs) or 1
-        start = 0
-        cursor = params.cursor if params is not None else None
-        if cursor is not None:
-            # the cursors issued are the offsets of later pages, written plainly
-            start = int(cursor) if cursor.isdigit() and cursor == str(int(cursor)) else -1
-            if start <= 0 or start >= len(defs) or start % size:
-                from mcp.shared.exceptions import MCPError
-
-                raise MCPError(-32602, f"invalid cursor {cursor!r}: this server never issued it")
-        if not state.page_size:
-            return mt.ListToolsResult(tools=defs)
-        end = start + size
-        nxt = str(end) if end < len(defs) else None
-        return mt.ListToolsResult(tools=defs[start:end], next_cursor=nxt)
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
-    ) -> mt.CallToolResult | mt.InputRequiredResult:
-        import asyncio
-
-        if params.request_state:
-            with state.lock:
-                run = state.pending.pop(params.request_state, None)
-            if run is None or run.entry.tool.name != params.name:
-                return _error_result(
-                    f'agenttool_mcp: tool "{params.name}": the call these answers belong to is '
-                    "no longer waiting for them; call the tool again"
-                )
-            if run.abandon is not None:
-                run.abandon.cancel()
-            response = (params.input_responses or {}).get(run.key)
-            run.answer_open(_answer_of(response), run.question)
-            return await _drive(ctx, run)
-        with state.lock:
-            entry = state.entries.get(params.name)
-            names = list(state.entries)
-        if entry is None:
+            run = state.pending.pop(params.request_state, None)
+        if run is None or run.entry.tool.name != params.name:
             return _error_result(
-                f'unknown tool "{params.name}"; the tools are: {", ".join(names) or "none"}'
+                f'agenttool_mcp: tool "{params.name}": the call these answers belong to is '
+                "no longer waiting for them; call the tool again"
             )
-        args = params.arguments if params.arguments is not None else {}
-        if getattr(entry.tool, "lenient", None) is True:  # a lenient tool stays so when served
-            args = at._lenient_args(entry.tool.parameters or at.NO_ARGS, args)
-        try:
-            entry.validator.validate(args)
-        except Exception as exc:
-            return _error_result(at.error_message(exc))
-        call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
-        run = _Run(
-            entry, call, asyncio.get_running_loop(), state.recorder, state.errors, state.inject
+        if run.abandon is not None:
+            run.abandon.cancel()
+        response = (params.input_responses or {}).get(run.key)
+        run.answer_open(_answer_of(response), run.question)
+        return await _drive(state, ctx, run)
+    with state.lock:
+        entry = state.entries.get(params.name)
+        names = list(state.entries)
+    if entry is None:
+        return _error_result(
+            f'unknown tool "{params.name}"; the tools are: {", ".join(names) or "none"}'
         )
-        _session_var.set(ctx.session)
-        _request_var.set(ctx)
-        run.start()
-        return await _drive(ctx, run)
+    args = params.arguments if params.arguments is not None else {}
+    if getattr(entry.tool, "lenient", None) is True:  # a lenient tool stays so when served
+        args = at._lenient_args(entry.tool.parameters or at.NO_ARGS, args)
+    try:
+        entry.validator.validate(args)
+    except Exception as exc:
+        return _error_result(at.error_message(exc))
+    call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
+    run = _Run(entry, call, asyncio.get_running_loop(), state.recorder, state.errors, state.inject)
+    _session_var.set(ctx.session)
+    _request_var.set(ctx)
+    run.start()
+    return await _drive(state, ctx, run)
 
-    async def _drive(
-        ctx: ServerRequestContext[Any, Any], run: _Run
-    ) -> mt.CallToolResult | mt.InputRequiredResult:
-        parked = False
-        try:
-            while True:
-                item = await run.queue.get()
-                if item[0] == "event":
-                    event: at.Event = item[1]
-                    if not event.final:
-                        await _send_progress(ctx, run, event.result)
-                        continue
-                    return _final(event, run.entry)
-                question: at.Elicitation = item[1]
-                run.open = item[2]
-                if not _can_elicit(ctx, question):
-                    run.answer_open(at.Answer(at.Action.CANCEL))
+
+async def _drive(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], run: _Run
+) -> mt.CallToolResult | mt.InputRequiredResult:
+    """Relay a run's progress and questions to the client until its result or it is parked."""
+    import mcp.types as mt
+
+    parked = False
+    try:
+        while True:
+            item = await run.queue.get()
+            if item[0] == "event":
+                event: at.Event = item[1]
+                if not event.final:
+                    await _send_progress(ctx, run, event.result)
                     continue
-                from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+                return _final(event, run.entry)
+            question: at.Elicitation = item[1]
+            run.open = item[2]
+            if not _can_elicit(ctx, question):
+                run.answer_open(at.Answer(at.Action.CANCEL))
+                continue
+            from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-                if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    run.asked += 1
-                    if run.asked > state.max_requests:
-                        run.answer_open(at.Answer(at.Action.CANCEL))
-                        continue
-                    import secrets
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                reply = _park(state, run, question)
+                if reply is None:
+                    continue
+                parked = isinstance(reply, mt.InputRequiredResult)
+                return reply
+            try:
+                answer = await _elicit_legacy(ctx, question)
+            except Exception:
+                answer = at.Answer(at.Action.CANCEL)
+            run.answer_open(answer, question)
+    finally:
+        if not parked:
+            run.stop()
 
-                    token = secrets.token_urlsafe(24)
-                    run.key = f"elicit_{run.asked}"
-                    run.question = question
-                    with state.lock:
-                        full = len(state.pending) >= state.max_waiting
-                        if not full:
-                            state.pending[token] = run
-                    if full:  # the run is stopped (its tool cancelled) on the way out
-                        return _error_result(
-                            f'agenttool_mcp: tool "{run.entry.tool.name}" asked a question, but '
-                            f"{state.max_waiting} calls already wait for answers on this server "
-                            f"(its max_waiting): answer them, or let them expire after "
-                            f"{state.abandon_after:g} s, and call again"
-                        )
-                    run.abandon = _running_loop().call_later(
-                        state.abandon_after, _abandon, state, token
-                    )
-                    parked = True
-                    return mt.InputRequiredResult(
-                        input_requests={run.key: mt.ElicitRequest(params=_elicit_params(question))},
-                        request_state=token,
-                    )
-                try:
-                    answer = await _elicit_legacy(ctx, question)
-                except Exception:
-                    answer = at.Answer(at.Action.CANCEL)
-                run.answer_open(answer, question)
-        finally:
-            if not parked:
-                run.stop()
 
-    server = _AgentServer(
-        name,
-        version=version if version is not None else at.__version__,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_subscriptions_listen=ListenHandler(state.bus),
+def _park(
+    state: _ServerState, run: _Run, question: at.Elicitation
+) -> mt.CallToolResult | mt.InputRequiredResult | None:
+    """A 2026-07-28 question as the client's input request, the run parked under a token
+    until the answers come back; ``None`` (answered CANCEL) past ``max_requests``, an error
+    past ``max_waiting``."""
+    import secrets
+
+    import mcp.types as mt
+
+    run.asked += 1
+    if run.asked > state.max_requests:
+        run.answer_open(at.Answer(at.Action.CANCEL))
+        return None
+    token = secrets.token_urlsafe(24)
+    run.key = f"elicit_{run.asked}"
+    run.question = question
+    with state.lock:
+        full = len(state.pending) >= state.max_waiting
+        if not full:
+            state.pending[token] = run
+    if full:  # the run is stopped (its tool cancelled) on the way out
+        return _error_result(
+            f'agenttool_mcp: tool "{run.entry.tool.name}" asked a question, but '
+            f"{state.max_waiting} calls already wait for answers on this server "
+            f"(its max_waiting): answer them, or let them expire after "
+            f"{state.abandon_after:g} s, and call again"
+        )
+    run.abandon = _running_loop().call_later(state.abandon_after, _abandon, state, token)
+    return mt.InputRequiredResult(
+        input_requests={run.key: mt.ElicitRequest(params=_elicit_params(question))},
+        request_state=token,
     )
 
-    async def initialized(
-        ctx: ServerRequestContext[Any, Any], params: mt.NotificationParams
-    ) -> None:
-        import asyncio
 
-        owner = getattr(ctx.session, "_connection", None) or ctx.session
-        with state.lock:
-            state.sessions[owner] = (ctx.session, asyncio.get_running_loop())
+async def _initialized(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: mt.NotificationParams
+) -> None:
+    """Remember a legacy session (held weakly by its connection) to tell it of list changes."""
+    import asyncio
 
-    async def facts(ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
-        import asyncio
+    owner = getattr(ctx.session, "_connection", None) or ctx.session
+    with state.lock:
+        state.sessions[owner] = (ctx.session, asyncio.get_running_loop())
 
-        with state.lock:
-            entries = dict(state.entries)
-        _session_var.set(ctx.session)  # a tool's facts may read the client's session
-        _request_var.set(ctx)
-        results = []
-        for c in params.calls:
-            name = c.get("name")
-            entry = entries.get(name) if isinstance(name, str) else None
-            if entry is None:
-                results.append(
-                    {
-                        "error": f"unknown tool {json.dumps(name, ensure_ascii=False)}",
-                        "replay": "unknown",
-                    }
-                )
-                continue
-            args = c.get("arguments")
+
+async def _facts(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: Any
+) -> dict[str, Any]:
+    """``FACTS_METHOD``: each call's claims, asked of its tool in a worker thread, in order."""
+    import asyncio
+
+    with state.lock:
+        entries = dict(state.entries)
+    _session_var.set(ctx.session)  # a tool's facts may read the client's session
+    _request_var.set(ctx)
+    results = []
+    for c in params.calls:
+        name = c.get("name")
+        entry = entries.get(name) if isinstance(name, str) else None
+        if entry is None:
             results.append(
-                await asyncio.to_thread(
-                    _answer_facts, entry.tool, {} if args is None else args, state.errors
-                )
+                {
+                    "error": f"unknown tool {json.dumps(name, ensure_ascii=False)}",
+                    "replay": "unknown",
+                }
             )
-        return {"results": results}
-
-    server.add_request_handler(FACTS_METHOD, _facts_params(), facts)
-    server.add_notification_handler("notifications/initialized", mt.NotificationParams, initialized)
-    server._agenttool_state = state  # type: ignore[attr-defined]
-    return server
+            continue
+        args = c.get("arguments")
+        results.append(
+            await asyncio.to_thread(
+                _answer_facts, entry.tool, {} if args is None else args, state.errors
+            )
+        )
+    return {"results": results}
 
 
 def _running_loop() -> asyncio.AbstractEventLoop:
