@@ -22,6 +22,7 @@ import functools
 import itertools
 import json
 import os
+import re
 import sys
 import threading
 import weakref
@@ -103,7 +104,6 @@ FACTS_CAPABILITY = "io.github.christopherdavenport.agenttool/facts"
 """The experimental server capability (an empty object) saying the server answers
 :data:`FACTS_METHOD`; a client asks only a server that advertises it."""
 
-_EMPTY_SCHEMA: dict[str, Any] = dict(at.NO_ARGS)  # served for a tool whose parameters is None
 # a result's ``_meta`` flag: its structuredContent is ``{"result": value}`` around a non-object
 _WRAPPED_META_KEY = "io.github.christopherdavenport.agenttool/wrapped"
 # Set by our server when max_output cut the text: the structured value is not added back as text.
@@ -173,10 +173,9 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             url = part.get("file_url") or ""
             data = part.get("file_data")
             mime: str | None = None
-            if isinstance(data, str) and data.startswith("data:"):
-                split = at._data_url(data)
-                if split is not None:
-                    mime, data = split
+            split = at._data_url(data)
+            if split is not None:
+                mime, data = split
             if isinstance(data, str) and _is_base64(data):
                 uri = url or "file:///" + (name or "file")
                 blob = mt.BlobResourceContents(uri=uri, blob=data, mime_type=mime)
@@ -610,7 +609,7 @@ def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
             raise ValueError(f"agenttool_mcp: a tool has no name ({t!r}); give every tool a name")
         if name in entries:
             raise ValueError(f'agenttool_mcp: two tools are named "{name}"; names must be unique')
-        schema = t.parameters if t.parameters is not None else dict(_EMPTY_SCHEMA)
+        schema = t.parameters if t.parameters is not None else dict(at.NO_ARGS)
         try:
             check = _compile(schema)
         except Exception as exc:
@@ -1035,7 +1034,7 @@ def _ask_client(job: at.Job) -> bool | str:
     answer = at.elicit(
         at.Elicitation(
             f'Allow the tool "{name}" to run with these arguments? {args}',
-            {"type": "object", "properties": {}},
+            dict(at.NO_ARGS),
         )
     )
     if answer.action == at.Action.ACCEPT:
@@ -1073,7 +1072,7 @@ def _final(event: at.Event, entry: _Entry) -> mt.CallToolResult:
     # The spec's text block, unless the text is there already or max_output cut it on purpose.
     cut = result.full_output is not None
     if not cut and not _carried(texts, result.output, structured, result.structured):
-        content.append(mt.TextContent(type="text", text=json.dumps(structured)))
+        content.append(mt.TextContent(type="text", text=at._dumps(structured)))
     if entry.wrapped:
         meta = {**(meta or {}), _WRAPPED_META_KEY: True}
     if cut:
@@ -1125,9 +1124,7 @@ def _elicit_params(question: at.Elicitation) -> Any:
         return mt.ElicitRequestURLParams(
             message=question.message, url=question.url, elicitation_id=secrets.token_hex(8)
         )
-    schema = (
-        question.schema if question.schema is not None else {"type": "object", "properties": {}}
-    )
+    schema = question.schema if question.schema is not None else dict(at.NO_ARGS)
     return mt.ElicitRequestFormParams(message=question.message, requested_schema=schema)
 
 
@@ -1599,12 +1596,12 @@ def _annotations_of(tool: mt.Tool) -> at.Annotations | None:
     )
 
 
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-_NAME_MAX = 64  # what the model providers take: ^[a-zA-Z0-9_-]{1,64}$
+_NAME_MAX = 64  # the length the core's tool name rule allows (a test holds the two together)
 
 
 def _is_provider_name(name: str) -> bool:
-    return 0 < len(name) <= _NAME_MAX and all(c in _NAME_CHARS for c in name)
+    """Whether ``name`` keeps the core's tool name rule, what the model providers take."""
+    return re.fullmatch(at._NAME_RULE, name) is not None
 
 
 def _local_name(name: str) -> str:
@@ -1612,7 +1609,7 @@ def _local_name(name: str) -> str:
     over-long name is cut and ends in a short hash of the original, so cuts stay distinct."""
     if _is_provider_name(name):
         return name
-    safe = "".join(c if c in _NAME_CHARS else "_" for c in name) or "_"
+    safe = "".join(c if _is_provider_name(c) else "_" for c in name) or "_"
     if len(safe) <= _NAME_MAX:
         return safe
     import hashlib
@@ -2819,7 +2816,7 @@ def _options(
         if not _is_provider_name(local):
             raise ValueError(
                 f'connect: rename: "{remote}" to "{local}": a tool name must match '
-                "^[a-zA-Z0-9_-]{1,64}$"
+                f"^{at._NAME_RULE}$"
             )
     for key in ("timeout", "max_timeout"):
         if kw[key] is not None and not kw[key] > 0:

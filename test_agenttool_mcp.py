@@ -431,7 +431,7 @@ class InMemoryTest(_Case):
         tools = {t.name: t for t in remote.tools()}
         self.assertEqual(list(tools), [f"d__{t.name}" for t in self.tools])  # all pages
         self.assertEqual(tools["d__add"].parameters, self.tools[0].parameters)
-        self.assertEqual(tools["d__hang"].parameters, am._EMPTY_SCHEMA)
+        self.assertEqual(tools["d__hang"].parameters, at.NO_ARGS)
         ann = at.annotations_of(tools["d__add"])
         self.assertEqual(
             ann,
@@ -2476,6 +2476,12 @@ class TestRemoteNames(_Case):
         with am.connect(server=server) as a, am.connect(server=other) as b:
             self.assertNotEqual(a.tools()[2].name, b.tools()[0].name)
             self.assertEqual(a.tools()[2].name[:-8], b.tools()[0].name[:-8])
+
+    def test_a_cut_name_is_as_long_as_the_core_rule_allows(self) -> None:
+        """The length a local name is cut to is the one the core's tool name rule allows."""
+        self.assertTrue(am._is_provider_name("a" * am._NAME_MAX))
+        self.assertFalse(am._is_provider_name("a" * (am._NAME_MAX + 1)))
+        self.assertEqual(len(am._local_name("a" * (am._NAME_MAX + 1))), am._NAME_MAX)
 
     def test_rename_and_collisions(self) -> None:
         server = _mcpserver("a.b", "a_b")
