@@ -1806,6 +1806,19 @@ class TestOrigin(_BigServer):
         self.assertEqual(_initialize(url, "http://localhost:5173"), 403)
         self.assertEqual(_initialize(url, "https://evil.example"), 403)
 
+    def test_a_port_wildcard_allows_any_port_of_that_host_and_no_other_host(self) -> None:
+        """``https://host:*`` is that host on any port, never a host whose name starts the same."""
+        allowed = ["https://host:*"]
+        for origin in ("https://host:443", "https://host:8443"):
+            self.assertTrue(am._origin_allowed(origin, allowed), origin)
+        for origin in (
+            "https://hostile.example",
+            "https://hostile.example:8443",
+            "https://host.evil.test:8443",
+            "http://host:8443",
+        ):
+            self.assertFalse(am._origin_allowed(origin, allowed), origin)
+
 
 class TestASGIWorkers(_BigServer):
     def test_two_workers_serve_one_clients_calls_and_lose_nothing(self) -> None:
