@@ -9,6 +9,19 @@ Command line: ``python -m agenttool_mcp serve TARGET [--http HOST:PORT] [--allow
 ``python -m agenttool_mcp list [--prefix P] (--url URL | -- COMMAND ...)`` and
 ``python -m agenttool_mcp call (--url URL | -- COMMAND ...) --tool NAME --args JSON``.
 
+The sections, in file order:
+
+- Keys and limits both sides share, and the SDK check: the ``_meta`` keys, ``FACTS_METHOD``.
+- Content: agenttool parts <-> MCP content blocks (``content_of``, ``result_of``).
+- Records in _meta: a result's record, written by the server and read by the client.
+- Serve: tools as MCP definitions (input and output schemas, annotations, the tool ``_meta``).
+- Serve: the server and its calls (``build_server``, its handlers and questions, ``set_tools``).
+- Serve: stdio and HTTP (the Origin guard, SSE replies, ``serve``, ``asgi_app``).
+- Consume: a server's tools as agenttool tools (local names, arguments, claims).
+- Consume: the connection (``AsyncRemote``, ``aconnect``, ``Remote``, ``connect``).
+- OAuth token stores (``MemoryTokenStore``, ``FileTokenStore``).
+- Command line (``main``).
+
 Copyright (c) 2026 the agenttool authors.  MIT licence (see LICENSE).
 """
 
@@ -80,6 +93,11 @@ __all__ = [
     "set_tools",
 ]
 
+# ---------------------------------------------------------------------------------------------
+# Keys and limits both sides share, and the SDK check
+# ---------------------------------------------------------------------------------------------
+
+
 RECORD_META_KEY = "io.github.christopherdavenport.agenttool/record"
 """The ``_meta`` key of a result that carries a record: ``{"ns", "data"}`` (data: JSON text)."""
 
@@ -129,9 +147,9 @@ def _mcp_available() -> None:
         ) from exc
 
 
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 # Content: agenttool parts <-> MCP content blocks
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 
 
 def _is_base64(data: str) -> bool:
@@ -304,9 +322,9 @@ def _error_text(result: mt.CallToolResult) -> str:
     return "\n".join(texts) or "tool call failed"
 
 
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 # Records in _meta
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 
 
 class RemoteRecord(at.Record):
@@ -354,29 +372,9 @@ def _record_meta(details: Any) -> dict[str, Any] | None:
     return {RECORD_META_KEY: {"ns": rec.ns, "data": rec.data}}
 
 
-# =============================================================================================
-# Serve
-# =============================================================================================
-
-_session_var: contextvars.ContextVar[ServerSession | None] = contextvars.ContextVar(
-    "agenttool_mcp_session", default=None
-)
-_request_var: contextvars.ContextVar[ServerRequestContext[Any, Any] | None] = (
-    contextvars.ContextVar("agenttool_mcp_request", default=None)
-)
-
-
-def current_session() -> ServerSession | None:
-    """The MCP session of the client whose call is running (``None`` outside a served call).
-
-    ``client_params`` names the client, ``client_capabilities`` says what it can do.
-    """
-    return _session_var.get()
-
-
-def current_request_context() -> ServerRequestContext[Any, Any] | None:
-    """The SDK's request context of the running served call (``request`` is the HTTP request)."""
-    return _request_var.get()
+# ---------------------------------------------------------------------------------------------
+# Serve: tools as MCP definitions
+# ---------------------------------------------------------------------------------------------
 
 
 def _compile(schema: Any) -> Any:
@@ -434,6 +432,105 @@ def _icons_of(t: at.Tool) -> list[mt.Icon] | None:
         i if isinstance(i, mt.Icon) else mt.Icon(src=i) if isinstance(i, str) else mt.Icon(**i)
         for i in icons
     ]
+
+
+def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
+    import mcp.types as mt
+
+    entries: dict[str, _Entry] = {}
+    for t in tools:
+        name = getattr(t, "name", "")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"agenttool_mcp: a tool has no name ({t!r}); give every tool a name")
+        if name in entries:
+            raise ValueError(f'agenttool_mcp: two tools are named "{name}"; names must be unique')
+        schema = t.parameters if t.parameters is not None else dict(at.NO_ARGS)
+        try:
+            check = _compile(schema)
+        except Exception as exc:
+            raise ValueError(f'agenttool_mcp: tool "{name}": schema: {exc}') from exc
+        annotations = None
+        ann = at.annotations_of(t)
+        output, wrapped, output_check = None, False, None
+        declared = at.output_schema_of(t)
+        if declared is not None:
+            output, wrapped = _output_schema(declared)
+            try:
+                output_check = _compile(output)
+            except Exception as exc:
+                raise ValueError(f'agenttool_mcp: tool "{name}": output schema: {exc}') from exc
+        if ann is not None:
+            stated: dict[str, Any] = {
+                "title": ann.title,
+                "read_only_hint": ann.read_only,
+                "destructive_hint": ann.destructive,
+                "idempotent_hint": ann.idempotent,
+                "open_world_hint": ann.open_world,
+            }
+            stated = {k: v for k, v in stated.items() if v is not None}
+            if stated:
+                annotations = mt.ToolAnnotations(**stated)
+        facts = _tool_meta(t, ann)
+        if wrapped:
+            facts["wrapped"] = True  # outputSchema is {"result": schema}: clients unwrap it
+        try:
+            icons = _icons_of(t)
+        except Exception as exc:
+            raise ValueError(f'agenttool_mcp: tool "{name}": icons: {exc}') from exc
+        definition = mt.Tool(
+            name=name,
+            title=_title_of(t, ann),
+            description=t.description,
+            input_schema=schema,
+            output_schema=output,
+            icons=icons,
+            annotations=annotations,
+            _meta={TOOL_META_KEY: facts} if facts else None,
+        )
+        entries[name] = _Entry(t, definition, check, output_check, wrapped)
+    return entries
+
+
+def _tool_meta(t: at.Tool, ann: at.Annotations | None) -> dict[str, Any]:
+    """The tool's entry under ``TOOL_META_KEY``: only its true or non-empty fields."""
+    meta: dict[str, Any] = {}
+    if at.is_factual(t):
+        meta["facts"] = True
+    if callable(getattr(t, "replay", None)):
+        meta["replay"] = True
+    if ann is not None and ann.read_only is True:
+        meta["readOnly"] = True
+    if at.is_sequential(t):
+        meta["sequential"] = True
+    resource = at.resource_of(t)
+    if resource:
+        meta["resource"] = resource
+    return meta
+
+
+# ---------------------------------------------------------------------------------------------
+# Serve: the server and its calls
+# ---------------------------------------------------------------------------------------------
+
+_session_var: contextvars.ContextVar[ServerSession | None] = contextvars.ContextVar(
+    "agenttool_mcp_session", default=None
+)
+_request_var: contextvars.ContextVar[ServerRequestContext[Any, Any] | None] = (
+    contextvars.ContextVar("agenttool_mcp_request", default=None)
+)
+
+
+def current_session() -> ServerSession | None:
+    """The MCP session of the client whose call is running (``None`` outside a served call).
+
+    ``client_params`` names the client, ``client_capabilities`` says what it can do.
+    """
+    return _session_var.get()
+
+
+def current_request_context() -> ServerRequestContext[Any, Any] | None:
+    """The SDK's request context of the running served call (``request`` is the HTTP request)."""
+    return _request_var.get()
 
 
 class _ThreadBus:
@@ -597,80 +694,6 @@ class _ServerState:
         ] = weakref.WeakKeyDictionary()
         self.bus = _ThreadBus()
         self.pending: dict[str, _Run] = {}
-
-
-def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
-    import mcp.types as mt
-
-    entries: dict[str, _Entry] = {}
-    for t in tools:
-        name = getattr(t, "name", "")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"agenttool_mcp: a tool has no name ({t!r}); give every tool a name")
-        if name in entries:
-            raise ValueError(f'agenttool_mcp: two tools are named "{name}"; names must be unique')
-        schema = t.parameters if t.parameters is not None else dict(at.NO_ARGS)
-        try:
-            check = _compile(schema)
-        except Exception as exc:
-            raise ValueError(f'agenttool_mcp: tool "{name}": schema: {exc}') from exc
-        annotations = None
-        ann = at.annotations_of(t)
-        output, wrapped, output_check = None, False, None
-        declared = at.output_schema_of(t)
-        if declared is not None:
-            output, wrapped = _output_schema(declared)
-            try:
-                output_check = _compile(output)
-            except Exception as exc:
-                raise ValueError(f'agenttool_mcp: tool "{name}": output schema: {exc}') from exc
-        if ann is not None:
-            stated: dict[str, Any] = {
-                "title": ann.title,
-                "read_only_hint": ann.read_only,
-                "destructive_hint": ann.destructive,
-                "idempotent_hint": ann.idempotent,
-                "open_world_hint": ann.open_world,
-            }
-            stated = {k: v for k, v in stated.items() if v is not None}
-            if stated:
-                annotations = mt.ToolAnnotations(**stated)
-        facts = _tool_meta(t, ann)
-        if wrapped:
-            facts["wrapped"] = True  # outputSchema is {"result": schema}: clients unwrap it
-        try:
-            icons = _icons_of(t)
-        except Exception as exc:
-            raise ValueError(f'agenttool_mcp: tool "{name}": icons: {exc}') from exc
-        definition = mt.Tool(
-            name=name,
-            title=_title_of(t, ann),
-            description=t.description,
-            input_schema=schema,
-            output_schema=output,
-            icons=icons,
-            annotations=annotations,
-            _meta={TOOL_META_KEY: facts} if facts else None,
-        )
-        entries[name] = _Entry(t, definition, check, output_check, wrapped)
-    return entries
-
-
-def _tool_meta(t: at.Tool, ann: at.Annotations | None) -> dict[str, Any]:
-    """The tool's entry under ``TOOL_META_KEY``: only its true or non-empty fields."""
-    meta: dict[str, Any] = {}
-    if at.is_factual(t):
-        meta["facts"] = True
-    if callable(getattr(t, "replay", None)):
-        meta["replay"] = True
-    if ann is not None and ann.read_only is True:
-        meta["readOnly"] = True
-    if at.is_sequential(t):
-        meta["sequential"] = True
-    resource = at.resource_of(t)
-    if resource:
-        meta["resource"] = resource
-    return meta
 
 
 @functools.cache
@@ -1192,6 +1215,11 @@ def set_tools(server: Server[Any], tools: Iterable[at.Tool]) -> None:
                 state.sessions.pop(owner, None)
 
 
+# ---------------------------------------------------------------------------------------------
+# Serve: stdio and HTTP
+# ---------------------------------------------------------------------------------------------
+
+
 async def _serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
@@ -1557,9 +1585,9 @@ def asgi_app(
     return _http_app(server, allow_origins=allow_origins, stateless=True)
 
 
-# =============================================================================================
-# Consume
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
+# Consume: a server's tools as agenttool tools
+# ---------------------------------------------------------------------------------------------
 
 
 class RemoteError(RuntimeError):
@@ -1716,6 +1744,11 @@ class FactsAnswer:
     facts: at.Facts = dataclasses.field(default_factory=at.Facts)
     error: Exception | None = None
     replay: at.Replay = at.Replay.UNKNOWN
+
+
+# ---------------------------------------------------------------------------------------------
+# Consume: the connection
+# ---------------------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass
@@ -3067,9 +3100,9 @@ def connect(
     return Remote(aio)
 
 
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 # OAuth token stores (the SDK's TokenStorage protocol)
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 
 
 class MemoryTokenStore:
@@ -3260,9 +3293,9 @@ if TYPE_CHECKING:  # both stores satisfy the SDK's protocol
     _file_store: TokenStorage = FileTokenStore("")
 
 
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 # Command line
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 
 
 def _load_tools(target: str) -> list[at.Tool]:
