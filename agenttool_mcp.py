@@ -19,7 +19,7 @@ The sections, in file order:
 - Serve: stdio and HTTP (the Origin guard, SSE replies, ``serve``, ``asgi_app``).
 - Consume: a server's tools as agenttool tools (local names, arguments, claims).
 - Consume: the connection (``AsyncRemote``, ``aconnect``, ``Remote``, ``connect``).
-- OAuth token stores (``MemoryTokenStore``, ``FileTokenStore``).
+- OAuth token stores (the SDK's TokenStorage protocol): ``MemoryTokenStore``, ``FileTokenStore``.
 - Command line (``main``).
 
 Copyright (c) 2026 the agenttool authors.  MIT licence (see LICENSE).

@@ -363,6 +363,24 @@ class TestImport(_Case):
         self.assertEqual(out.stdout.split(), ["False", "False"])
 
 
+class TestSections(_Case):
+    """The module docstring's map names agenttool_mcp.py's section banners, in file order."""
+
+    def test_the_map_is_the_banners_in_file_order(self) -> None:
+        with open(am.__file__, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+        rule = "# " + "-" * 93
+        banners = [
+            lines[i + 1][2:]
+            for i in range(len(lines) - 2)
+            if lines[i] == rule and lines[i + 2] == rule
+        ]
+        entries = [line for line in (am.__doc__ or "").splitlines() if line.startswith("- ")]
+        self.assertEqual(len(entries), len(banners), (entries, banners))
+        for entry, title in zip(entries, banners):
+            self.assertTrue(entry.startswith(f"- {title}"), (entry, title))
+
+
 # ---------------------------------------------------------------------------------------------
 # Content: agenttool parts <-> MCP content blocks
 # ---------------------------------------------------------------------------------------------
