@@ -3018,6 +3018,8 @@ class Remote:
             self._loop.close()
 
 
+# connect repeats aconnect's signature, and passes each option on, on purpose (duplicates pairs
+# the two): the public options stay spelled out, typed and defaulted on both faces.
 def connect(
     command: Sequence[str] | None = None,
     *,
