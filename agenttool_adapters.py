@@ -235,6 +235,8 @@ def to_pydantic_ai(tools: ToolSet | collections.abc.Iterable[Tool]) -> Any:
     return FunctionToolset(made)
 
 
+# The same walk over the parts as _agents_output's (duplicates pairs them, as boilerplate):
+# each SDK takes its own types for a text, an image and a file.
 def _pydantic_ai_output(result: Result) -> Any:
     text = _text_of(result)
     if text is not None:

@@ -9,6 +9,19 @@ Command line: ``python -m agenttool_mcp serve TARGET [--http HOST:PORT] [--allow
 ``python -m agenttool_mcp list [--prefix P] (--url URL | -- COMMAND ...)`` and
 ``python -m agenttool_mcp call (--url URL | -- COMMAND ...) --tool NAME --args JSON``.
 
+The sections, in file order:
+
+- Keys and limits both sides share, and the SDK check: the ``_meta`` keys, ``FACTS_METHOD``.
+- Content: agenttool parts <-> MCP content blocks (``content_of``, ``result_of``).
+- Records in _meta: a result's record, written by the server and read by the client.
+- Serve: tools as MCP definitions (input and output schemas, annotations, the tool ``_meta``).
+- Serve: the server and its calls (``build_server``, its handlers and questions, ``set_tools``).
+- Serve: stdio and HTTP (the Origin guard, SSE replies, ``serve``, ``asgi_app``).
+- Consume: a server's tools as agenttool tools (local names, arguments, claims).
+- Consume: the connection (``AsyncRemote``, ``aconnect``, ``Remote``, ``connect``).
+- OAuth token stores (the SDK's TokenStorage protocol): ``MemoryTokenStore``, ``FileTokenStore``.
+- Command line (``main``).
+
 Copyright (c) 2026 the agenttool authors.  MIT licence (see LICENSE).
 """
 
@@ -22,6 +35,7 @@ import functools
 import itertools
 import json
 import os
+import re
 import sys
 import threading
 import weakref
@@ -79,6 +93,11 @@ __all__ = [
     "set_tools",
 ]
 
+# ---------------------------------------------------------------------------------------------
+# Keys and limits both sides share, and the SDK check
+# ---------------------------------------------------------------------------------------------
+
+
 RECORD_META_KEY = "io.github.christopherdavenport.agenttool/record"
 """The ``_meta`` key of a result that carries a record: ``{"ns", "data"}`` (data: JSON text)."""
 
@@ -103,7 +122,6 @@ FACTS_CAPABILITY = "io.github.christopherdavenport.agenttool/facts"
 """The experimental server capability (an empty object) saying the server answers
 :data:`FACTS_METHOD`; a client asks only a server that advertises it."""
 
-_EMPTY_SCHEMA: dict[str, Any] = dict(at.NO_ARGS)  # served for a tool whose parameters is None
 # a result's ``_meta`` flag: its structuredContent is ``{"result": value}`` around a non-object
 _WRAPPED_META_KEY = "io.github.christopherdavenport.agenttool/wrapped"
 # Set by our server when max_output cut the text: the structured value is not added back as text.
@@ -129,9 +147,9 @@ def _mcp_available() -> None:
         ) from exc
 
 
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 # Content: agenttool parts <-> MCP content blocks
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 
 
 def _is_base64(data: str) -> bool:
@@ -173,10 +191,9 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
             url = part.get("file_url") or ""
             data = part.get("file_data")
             mime: str | None = None
-            if isinstance(data, str) and data.startswith("data:"):
-                split = at._data_url(data)
-                if split is not None:
-                    mime, data = split
+            split = at._data_url(data)
+            if split is not None:
+                mime, data = split
             if isinstance(data, str) and _is_base64(data):
                 uri = url or "file:///" + (name or "file")
                 blob = mt.BlobResourceContents(uri=uri, blob=data, mime_type=mime)
@@ -305,9 +322,9 @@ def _error_text(result: mt.CallToolResult) -> str:
     return "\n".join(texts) or "tool call failed"
 
 
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 # Records in _meta
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 
 
 class RemoteRecord(at.Record):
@@ -355,29 +372,9 @@ def _record_meta(details: Any) -> dict[str, Any] | None:
     return {RECORD_META_KEY: {"ns": rec.ns, "data": rec.data}}
 
 
-# =============================================================================================
-# Serve
-# =============================================================================================
-
-_session_var: contextvars.ContextVar[ServerSession | None] = contextvars.ContextVar(
-    "agenttool_mcp_session", default=None
-)
-_request_var: contextvars.ContextVar[ServerRequestContext[Any, Any] | None] = (
-    contextvars.ContextVar("agenttool_mcp_request", default=None)
-)
-
-
-def current_session() -> ServerSession | None:
-    """The MCP session of the client whose call is running (``None`` outside a served call).
-
-    ``client_params`` names the client, ``client_capabilities`` says what it can do.
-    """
-    return _session_var.get()
-
-
-def current_request_context() -> ServerRequestContext[Any, Any] | None:
-    """The SDK's request context of the running served call (``request`` is the HTTP request)."""
-    return _request_var.get()
+# ---------------------------------------------------------------------------------------------
+# Serve: tools as MCP definitions
+# ---------------------------------------------------------------------------------------------
 
 
 def _compile(schema: Any) -> Any:
@@ -435,6 +432,105 @@ def _icons_of(t: at.Tool) -> list[mt.Icon] | None:
         i if isinstance(i, mt.Icon) else mt.Icon(src=i) if isinstance(i, str) else mt.Icon(**i)
         for i in icons
     ]
+
+
+def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
+    import mcp.types as mt
+
+    entries: dict[str, _Entry] = {}
+    for t in tools:
+        name = getattr(t, "name", "")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"agenttool_mcp: a tool has no name ({t!r}); give every tool a name")
+        if name in entries:
+            raise ValueError(f'agenttool_mcp: two tools are named "{name}"; names must be unique')
+        schema = t.parameters if t.parameters is not None else dict(at.NO_ARGS)
+        try:
+            check = _compile(schema)
+        except Exception as exc:
+            raise ValueError(f'agenttool_mcp: tool "{name}": schema: {exc}') from exc
+        annotations = None
+        ann = at.annotations_of(t)
+        output, wrapped, output_check = None, False, None
+        declared = at.output_schema_of(t)
+        if declared is not None:
+            output, wrapped = _output_schema(declared)
+            try:
+                output_check = _compile(output)
+            except Exception as exc:
+                raise ValueError(f'agenttool_mcp: tool "{name}": output schema: {exc}') from exc
+        if ann is not None:
+            stated: dict[str, Any] = {
+                "title": ann.title,
+                "read_only_hint": ann.read_only,
+                "destructive_hint": ann.destructive,
+                "idempotent_hint": ann.idempotent,
+                "open_world_hint": ann.open_world,
+            }
+            stated = {k: v for k, v in stated.items() if v is not None}
+            if stated:
+                annotations = mt.ToolAnnotations(**stated)
+        facts = _tool_meta(t, ann)
+        if wrapped:
+            facts["wrapped"] = True  # outputSchema is {"result": schema}: clients unwrap it
+        try:
+            icons = _icons_of(t)
+        except Exception as exc:
+            raise ValueError(f'agenttool_mcp: tool "{name}": icons: {exc}') from exc
+        definition = mt.Tool(
+            name=name,
+            title=_title_of(t, ann),
+            description=t.description,
+            input_schema=schema,
+            output_schema=output,
+            icons=icons,
+            annotations=annotations,
+            _meta={TOOL_META_KEY: facts} if facts else None,
+        )
+        entries[name] = _Entry(t, definition, check, output_check, wrapped)
+    return entries
+
+
+def _tool_meta(t: at.Tool, ann: at.Annotations | None) -> dict[str, Any]:
+    """The tool's entry under ``TOOL_META_KEY``: only its true or non-empty fields."""
+    meta: dict[str, Any] = {}
+    if at.is_factual(t):
+        meta["facts"] = True
+    if callable(getattr(t, "replay", None)):
+        meta["replay"] = True
+    if ann is not None and ann.read_only is True:
+        meta["readOnly"] = True
+    if at.is_sequential(t):
+        meta["sequential"] = True
+    resource = at.resource_of(t)
+    if resource:
+        meta["resource"] = resource
+    return meta
+
+
+# ---------------------------------------------------------------------------------------------
+# Serve: the server and its calls
+# ---------------------------------------------------------------------------------------------
+
+_session_var: contextvars.ContextVar[ServerSession | None] = contextvars.ContextVar(
+    "agenttool_mcp_session", default=None
+)
+_request_var: contextvars.ContextVar[ServerRequestContext[Any, Any] | None] = (
+    contextvars.ContextVar("agenttool_mcp_request", default=None)
+)
+
+
+def current_session() -> ServerSession | None:
+    """The MCP session of the client whose call is running (``None`` outside a served call).
+
+    ``client_params`` names the client, ``client_capabilities`` says what it can do.
+    """
+    return _session_var.get()
+
+
+def current_request_context() -> ServerRequestContext[Any, Any] | None:
+    """The SDK's request context of the running served call (``request`` is the HTTP request)."""
+    return _request_var.get()
 
 
 class _ThreadBus:
@@ -600,80 +696,6 @@ class _ServerState:
         self.pending: dict[str, _Run] = {}
 
 
-def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
-    import mcp.types as mt
-
-    entries: dict[str, _Entry] = {}
-    for t in tools:
-        name = getattr(t, "name", "")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"agenttool_mcp: a tool has no name ({t!r}); give every tool a name")
-        if name in entries:
-            raise ValueError(f'agenttool_mcp: two tools are named "{name}"; names must be unique')
-        schema = t.parameters if t.parameters is not None else dict(_EMPTY_SCHEMA)
-        try:
-            check = _compile(schema)
-        except Exception as exc:
-            raise ValueError(f'agenttool_mcp: tool "{name}": schema: {exc}') from exc
-        annotations = None
-        ann = at.annotations_of(t)
-        output, wrapped, output_check = None, False, None
-        declared = at.output_schema_of(t)
-        if declared is not None:
-            output, wrapped = _output_schema(declared)
-            try:
-                output_check = _compile(output)
-            except Exception as exc:
-                raise ValueError(f'agenttool_mcp: tool "{name}": output schema: {exc}') from exc
-        if ann is not None:
-            stated: dict[str, Any] = {
-                "title": ann.title,
-                "read_only_hint": ann.read_only,
-                "destructive_hint": ann.destructive,
-                "idempotent_hint": ann.idempotent,
-                "open_world_hint": ann.open_world,
-            }
-            stated = {k: v for k, v in stated.items() if v is not None}
-            if stated:
-                annotations = mt.ToolAnnotations(**stated)
-        facts = _tool_meta(t, ann)
-        if wrapped:
-            facts["wrapped"] = True  # outputSchema is {"result": schema}: clients unwrap it
-        try:
-            icons = _icons_of(t)
-        except Exception as exc:
-            raise ValueError(f'agenttool_mcp: tool "{name}": icons: {exc}') from exc
-        definition = mt.Tool(
-            name=name,
-            title=_title_of(t, ann),
-            description=t.description,
-            input_schema=schema,
-            output_schema=output,
-            icons=icons,
-            annotations=annotations,
-            _meta={TOOL_META_KEY: facts} if facts else None,
-        )
-        entries[name] = _Entry(t, definition, check, output_check, wrapped)
-    return entries
-
-
-def _tool_meta(t: at.Tool, ann: at.Annotations | None) -> dict[str, Any]:
-    """The tool's entry under ``TOOL_META_KEY``: only its true or non-empty fields."""
-    meta: dict[str, Any] = {}
-    if at.is_factual(t):
-        meta["facts"] = True
-    if callable(getattr(t, "replay", None)):
-        meta["replay"] = True
-    if ann is not None and ann.read_only is True:
-        meta["readOnly"] = True
-    if at.is_sequential(t):
-        meta["sequential"] = True
-    resource = at.resource_of(t)
-    if resource:
-        meta["resource"] = resource
-    return meta
-
-
 @functools.cache
 def _facts_params() -> type[Any]:
     """The params model of ``FACTS_METHOD`` (made on first use: the SDK is imported lazily)."""
@@ -740,10 +762,34 @@ def build_server(
     ``{"result": value}``.
     """
     _mcp_available()
-    import mcp.types as mt
-    from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.subscriptions import ListenHandler
 
+    state = _server_state(
+        tools, recorder, page_size, max_requests, abandon_after, errors, max_waiting, inject
+    )
+    server = _server_class()(
+        name,
+        version=version if version is not None else at.__version__,
+        instructions=instructions,
+        on_list_tools=functools.partial(_list_tools, state),
+        on_call_tool=functools.partial(_call_tool, state),
+        on_subscriptions_listen=ListenHandler(state.bus),
+    )
+    _add_handlers(server, state)
+    return server
+
+
+def _server_state(
+    tools: Iterable[at.Tool],
+    recorder: Callable[[at.Record], None] | None,
+    page_size: int | None,
+    max_requests: int,
+    abandon_after: float,
+    errors: at.ErrorPolicy,
+    max_waiting: int,
+    inject: Mapping[str, Any] | None,
+) -> _ServerState:
+    """The state a server's handlers share, built from ``build_server``'s checked options."""
     at._check_errors(errors)
     state = _ServerState(
         recorder,
@@ -755,6 +801,13 @@ def build_server(
         inject,
     )
     state.entries = _entries_of(tools)
+    return state
+
+
+@functools.cache
+def _server_class() -> type[Server[Any]]:
+    """The SDK's low-level ``Server`` that advertises ``FACTS_CAPABILITY`` and list changes."""
+    from mcp.server.lowlevel import NotificationOptions, Server
 
     class _AgentServer(Server[Any]):
         def get_capabilities(self, *args: Any, **kwargs: Any) -> mt.ServerCapabilities:
@@ -775,175 +828,202 @@ def build_server(
                 extensions,
             )
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
-    ) -> mt.ListToolsResult:
+    return _AgentServer
+
+
+def _add_handlers(server: Server[Any], state: _ServerState) -> None:
+    """Register what the constructor takes no argument for: ``FACTS_METHOD``, ``initialized``."""
+    import mcp.types as mt
+
+    server.add_request_handler(FACTS_METHOD, _facts_params(), functools.partial(_facts, state))
+    server.add_notification_handler(
+        "notifications/initialized", mt.NotificationParams, functools.partial(_initialized, state)
+    )
+    server._agenttool_state = state  # type: ignore[attr-defined]
+
+
+async def _list_tools(
+    state: _ServerState,
+    ctx: ServerRequestContext[Any, Any],
+    params: mt.PaginatedRequestParams | None,
+) -> mt.ListToolsResult:
+    """``tools/list``: every definition, or one page of ``page_size`` (cursors are offsets)."""
+    import mcp.types as mt
+
+    with state.lock:
+        defs = [e.definition for e in state.entries.values()]
+    size = state.page_size or len(defs) or 1
+    start = 0
+    cursor = params.cursor if params is not None else None
+    if cursor is not None:
+        # the cursors issued are the offsets of later pages, written plainly
+        start = int(cursor) if cursor.isdigit() and cursor == str(int(cursor)) else -1
+        if start <= 0 or start >= len(defs) or start % size:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(-32602, f"invalid cursor {cursor!r}: this server never issued it")
+    if not state.page_size:
+        return mt.ListToolsResult(tools=defs)
+    end = start + size
+    nxt = str(end) if end < len(defs) else None
+    return mt.ListToolsResult(tools=defs[start:end], next_cursor=nxt)
+
+
+async def _call_tool(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
+) -> mt.CallToolResult | mt.InputRequiredResult:
+    """``tools/call``: a new call checked and started, or a parked one resumed, then driven."""
+    import asyncio
+
+    if params.request_state:
         with state.lock:
-            defs = [e.definition for e in state.entries.values()]
-        size = state.page_size or len(defs) or 1
-        start = 0
-        cursor = params.cursor if params is not None else None
-        if cursor is not None:
-            # the cursors issued are the offsets of later pages, written plainly
-            start = int(cursor) if cursor.isdigit() and cursor == str(int(cursor)) else -1
-            if start <= 0 or start >= len(defs) or start % size:
-                from mcp.shared.exceptions import MCPError
-
-                raise MCPError(-32602, f"invalid cursor {cursor!r}: this server never issued it")
-        if not state.page_size:
-            return mt.ListToolsResult(tools=defs)
-        end = start + size
-        nxt = str(end) if end < len(defs) else None
-        return mt.ListToolsResult(tools=defs[start:end], next_cursor=nxt)
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
-    ) -> mt.CallToolResult | mt.InputRequiredResult:
-        import asyncio
-
-        if params.request_state:
-            with state.lock:
-                run = state.pending.pop(params.request_state, None)
-            if run is None or run.entry.tool.name != params.name:
-                return _error_result(
-                    f'agenttool_mcp: tool "{params.name}": the call these answers belong to is '
-                    "no longer waiting for them; call the tool again"
-                )
-            if run.abandon is not None:
-                run.abandon.cancel()
-            response = (params.input_responses or {}).get(run.key)
-            run.answer_open(_answer_of(response), run.question)
-            return await _drive(ctx, run)
-        with state.lock:
-            entry = state.entries.get(params.name)
-            names = list(state.entries)
-        if entry is None:
+            run = state.pending.pop(params.request_state, None)
+        if run is None or run.entry.tool.name != params.name:
             return _error_result(
-                f'unknown tool "{params.name}"; the tools are: {", ".join(names) or "none"}'
+                f'agenttool_mcp: tool "{params.name}": the call these answers belong to is '
+                "no longer waiting for them; call the tool again"
             )
-        args = params.arguments if params.arguments is not None else {}
-        if getattr(entry.tool, "lenient", None) is True:  # a lenient tool stays so when served
-            args = at._lenient_args(entry.tool.parameters or at.NO_ARGS, args)
-        try:
-            entry.validator.validate(args)
-        except Exception as exc:
-            return _error_result(at.error_message(exc))
-        call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
-        run = _Run(
-            entry, call, asyncio.get_running_loop(), state.recorder, state.errors, state.inject
+        if run.abandon is not None:
+            run.abandon.cancel()
+        response = (params.input_responses or {}).get(run.key)
+        run.answer_open(_answer_of(response), run.question)
+        return await _drive(state, ctx, run)
+    with state.lock:
+        entry = state.entries.get(params.name)
+        names = list(state.entries)
+    if entry is None:
+        return _error_result(
+            f'unknown tool "{params.name}"; the tools are: {", ".join(names) or "none"}'
         )
-        _session_var.set(ctx.session)
-        _request_var.set(ctx)
-        run.start()
-        return await _drive(ctx, run)
+    args = params.arguments if params.arguments is not None else {}
+    if getattr(entry.tool, "lenient", None) is True:  # a lenient tool stays so when served
+        args = at._lenient_args(entry.tool.parameters or at.NO_ARGS, args)
+    try:
+        entry.validator.validate(args)
+    except Exception as exc:
+        return _error_result(at.error_message(exc))
+    call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
+    run = _Run(entry, call, asyncio.get_running_loop(), state.recorder, state.errors, state.inject)
+    _session_var.set(ctx.session)
+    _request_var.set(ctx)
+    run.start()
+    return await _drive(state, ctx, run)
 
-    async def _drive(
-        ctx: ServerRequestContext[Any, Any], run: _Run
-    ) -> mt.CallToolResult | mt.InputRequiredResult:
-        parked = False
-        try:
-            while True:
-                item = await run.queue.get()
-                if item[0] == "event":
-                    event: at.Event = item[1]
-                    if not event.final:
-                        await _send_progress(ctx, run, event.result)
-                        continue
-                    return _final(event, run.entry)
-                question: at.Elicitation = item[1]
-                run.open = item[2]
-                if not _can_elicit(ctx, question):
-                    run.answer_open(at.Answer(at.Action.CANCEL))
+
+async def _drive(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], run: _Run
+) -> mt.CallToolResult | mt.InputRequiredResult:
+    """Relay a run's progress and questions to the client until its result or it is parked."""
+    import mcp.types as mt
+
+    parked = False
+    try:
+        while True:
+            item = await run.queue.get()
+            if item[0] == "event":
+                event: at.Event = item[1]
+                if not event.final:
+                    await _send_progress(ctx, run, event.result)
                     continue
-                from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+                return _final(event, run.entry)
+            question: at.Elicitation = item[1]
+            run.open = item[2]
+            if not _can_elicit(ctx, question):
+                run.answer_open(at.Answer(at.Action.CANCEL))
+                continue
+            from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-                if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    run.asked += 1
-                    if run.asked > state.max_requests:
-                        run.answer_open(at.Answer(at.Action.CANCEL))
-                        continue
-                    import secrets
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                reply = _park(state, run, question)
+                if reply is None:
+                    continue
+                parked = isinstance(reply, mt.InputRequiredResult)
+                return reply
+            try:
+                answer = await _elicit_legacy(ctx, question)
+            except Exception:
+                answer = at.Answer(at.Action.CANCEL)
+            run.answer_open(answer, question)
+    finally:
+        if not parked:
+            run.stop()
 
-                    token = secrets.token_urlsafe(24)
-                    run.key = f"elicit_{run.asked}"
-                    run.question = question
-                    with state.lock:
-                        full = len(state.pending) >= state.max_waiting
-                        if not full:
-                            state.pending[token] = run
-                    if full:  # the run is stopped (its tool cancelled) on the way out
-                        return _error_result(
-                            f'agenttool_mcp: tool "{run.entry.tool.name}" asked a question, but '
-                            f"{state.max_waiting} calls already wait for answers on this server "
-                            f"(its max_waiting): answer them, or let them expire after "
-                            f"{state.abandon_after:g} s, and call again"
-                        )
-                    run.abandon = _running_loop().call_later(
-                        state.abandon_after, _abandon, state, token
-                    )
-                    parked = True
-                    return mt.InputRequiredResult(
-                        input_requests={run.key: mt.ElicitRequest(params=_elicit_params(question))},
-                        request_state=token,
-                    )
-                try:
-                    answer = await _elicit_legacy(ctx, question)
-                except Exception:
-                    answer = at.Answer(at.Action.CANCEL)
-                run.answer_open(answer, question)
-        finally:
-            if not parked:
-                run.stop()
 
-    server = _AgentServer(
-        name,
-        version=version if version is not None else at.__version__,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_subscriptions_listen=ListenHandler(state.bus),
+def _park(
+    state: _ServerState, run: _Run, question: at.Elicitation
+) -> mt.CallToolResult | mt.InputRequiredResult | None:
+    """A 2026-07-28 question as the client's input request, the run parked under a token
+    until the answers come back; ``None`` (answered CANCEL) past ``max_requests``, an error
+    past ``max_waiting``."""
+    import secrets
+
+    import mcp.types as mt
+
+    run.asked += 1
+    if run.asked > state.max_requests:
+        run.answer_open(at.Answer(at.Action.CANCEL))
+        return None
+    token = secrets.token_urlsafe(24)
+    run.key = f"elicit_{run.asked}"
+    run.question = question
+    with state.lock:
+        full = len(state.pending) >= state.max_waiting
+        if not full:
+            state.pending[token] = run
+    if full:  # the run is stopped (its tool cancelled) on the way out
+        return _error_result(
+            f'agenttool_mcp: tool "{run.entry.tool.name}" asked a question, but '
+            f"{state.max_waiting} calls already wait for answers on this server "
+            f"(its max_waiting): answer them, or let them expire after "
+            f"{state.abandon_after:g} s, and call again"
+        )
+    run.abandon = _running_loop().call_later(state.abandon_after, _abandon, state, token)
+    return mt.InputRequiredResult(
+        input_requests={run.key: mt.ElicitRequest(params=_elicit_params(question))},
+        request_state=token,
     )
 
-    async def initialized(
-        ctx: ServerRequestContext[Any, Any], params: mt.NotificationParams
-    ) -> None:
-        import asyncio
 
-        owner = getattr(ctx.session, "_connection", None) or ctx.session
-        with state.lock:
-            state.sessions[owner] = (ctx.session, asyncio.get_running_loop())
+async def _initialized(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: mt.NotificationParams
+) -> None:
+    """Remember a legacy session (held weakly by its connection) to tell it of list changes."""
+    import asyncio
 
-    async def facts(ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
-        import asyncio
+    owner = getattr(ctx.session, "_connection", None) or ctx.session
+    with state.lock:
+        state.sessions[owner] = (ctx.session, asyncio.get_running_loop())
 
-        with state.lock:
-            entries = dict(state.entries)
-        _session_var.set(ctx.session)  # a tool's facts may read the client's session
-        _request_var.set(ctx)
-        results = []
-        for c in params.calls:
-            name = c.get("name")
-            entry = entries.get(name) if isinstance(name, str) else None
-            if entry is None:
-                results.append(
-                    {
-                        "error": f"unknown tool {json.dumps(name, ensure_ascii=False)}",
-                        "replay": "unknown",
-                    }
-                )
-                continue
-            args = c.get("arguments")
+
+async def _facts(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: Any
+) -> dict[str, Any]:
+    """``FACTS_METHOD``: each call's claims, asked of its tool in a worker thread, in order."""
+    import asyncio
+
+    with state.lock:
+        entries = dict(state.entries)
+    _session_var.set(ctx.session)  # a tool's facts may read the client's session
+    _request_var.set(ctx)
+    results = []
+    for c in params.calls:
+        name = c.get("name")
+        entry = entries.get(name) if isinstance(name, str) else None
+        if entry is None:
             results.append(
-                await asyncio.to_thread(
-                    _answer_facts, entry.tool, {} if args is None else args, state.errors
-                )
+                {
+                    "error": f"unknown tool {json.dumps(name, ensure_ascii=False)}",
+                    "replay": "unknown",
+                }
             )
-        return {"results": results}
-
-    server.add_request_handler(FACTS_METHOD, _facts_params(), facts)
-    server.add_notification_handler("notifications/initialized", mt.NotificationParams, initialized)
-    server._agenttool_state = state  # type: ignore[attr-defined]
-    return server
+            continue
+        args = c.get("arguments")
+        results.append(
+            await asyncio.to_thread(
+                _answer_facts, entry.tool, {} if args is None else args, state.errors
+            )
+        )
+    return {"results": results}
 
 
 def _running_loop() -> asyncio.AbstractEventLoop:
@@ -977,7 +1057,7 @@ def _ask_client(job: at.Job) -> bool | str:
     answer = at.elicit(
         at.Elicitation(
             f'Allow the tool "{name}" to run with these arguments? {args}',
-            {"type": "object", "properties": {}},
+            dict(at.NO_ARGS),
         )
     )
     if answer.action == at.Action.ACCEPT:
@@ -1015,7 +1095,7 @@ def _final(event: at.Event, entry: _Entry) -> mt.CallToolResult:
     # The spec's text block, unless the text is there already or max_output cut it on purpose.
     cut = result.full_output is not None
     if not cut and not _carried(texts, result.output, structured, result.structured):
-        content.append(mt.TextContent(type="text", text=json.dumps(structured)))
+        content.append(mt.TextContent(type="text", text=at._dumps(structured)))
     if entry.wrapped:
         meta = {**(meta or {}), _WRAPPED_META_KEY: True}
     if cut:
@@ -1067,9 +1147,7 @@ def _elicit_params(question: at.Elicitation) -> Any:
         return mt.ElicitRequestURLParams(
             message=question.message, url=question.url, elicitation_id=secrets.token_hex(8)
         )
-    schema = (
-        question.schema if question.schema is not None else {"type": "object", "properties": {}}
-    )
+    schema = question.schema if question.schema is not None else dict(at.NO_ARGS)
     return mt.ElicitRequestFormParams(message=question.message, requested_schema=schema)
 
 
@@ -1135,6 +1213,11 @@ def set_tools(server: Server[Any], tools: Iterable[at.Tool]) -> None:
         except RuntimeError:  # its loop has closed
             with state.lock:
                 state.sessions.pop(owner, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Serve: stdio and HTTP
+# ---------------------------------------------------------------------------------------------
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
@@ -1502,9 +1585,9 @@ def asgi_app(
     return _http_app(server, allow_origins=allow_origins, stateless=True)
 
 
-# =============================================================================================
-# Consume
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
+# Consume: a server's tools as agenttool tools
+# ---------------------------------------------------------------------------------------------
 
 
 class RemoteError(RuntimeError):
@@ -1541,12 +1624,12 @@ def _annotations_of(tool: mt.Tool) -> at.Annotations | None:
     )
 
 
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-_NAME_MAX = 64  # what the model providers take: ^[a-zA-Z0-9_-]{1,64}$
+_NAME_MAX = 64  # the length the core's tool name rule allows (a test holds the two together)
 
 
 def _is_provider_name(name: str) -> bool:
-    return 0 < len(name) <= _NAME_MAX and all(c in _NAME_CHARS for c in name)
+    """Whether ``name`` keeps the core's tool name rule, what the model providers take."""
+    return re.fullmatch(at._NAME_RULE, name) is not None
 
 
 def _local_name(name: str) -> str:
@@ -1554,7 +1637,7 @@ def _local_name(name: str) -> str:
     over-long name is cut and ends in a short hash of the original, so cuts stay distinct."""
     if _is_provider_name(name):
         return name
-    safe = "".join(c if c in _NAME_CHARS else "_" for c in name) or "_"
+    safe = "".join(c if _is_provider_name(c) else "_" for c in name) or "_"
     if len(safe) <= _NAME_MAX:
         return safe
     import hashlib
@@ -1661,6 +1744,11 @@ class FactsAnswer:
     facts: at.Facts = dataclasses.field(default_factory=at.Facts)
     error: Exception | None = None
     replay: at.Replay = at.Replay.UNKNOWN
+
+
+# ---------------------------------------------------------------------------------------------
+# Consume: the connection
+# ---------------------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass
@@ -2761,7 +2849,7 @@ def _options(
         if not _is_provider_name(local):
             raise ValueError(
                 f'connect: rename: "{remote}" to "{local}": a tool name must match '
-                "^[a-zA-Z0-9_-]{1,64}$"
+                f"^{at._NAME_RULE}$"
             )
     for key in ("timeout", "max_timeout"):
         if kw[key] is not None and not kw[key] > 0:
@@ -2930,6 +3018,8 @@ class Remote:
             self._loop.close()
 
 
+# connect repeats aconnect's signature, and passes each option on, on purpose (duplicates pairs
+# the two): the public options stay spelled out, typed and defaulted on both faces.
 def connect(
     command: Sequence[str] | None = None,
     *,
@@ -3012,9 +3102,9 @@ def connect(
     return Remote(aio)
 
 
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 # OAuth token stores (the SDK's TokenStorage protocol)
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 
 
 class MemoryTokenStore:
@@ -3205,9 +3295,9 @@ if TYPE_CHECKING:  # both stores satisfy the SDK's protocol
     _file_store: TokenStorage = FileTokenStore("")
 
 
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 # Command line
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
 
 
 def _load_tools(target: str) -> list[at.Tool]:

@@ -242,10 +242,114 @@ def _error_text(outcome: _Outcome) -> str:
     return at.error_message(outcome.error)
 
 
-# =============================================================================================
+class _Fixture(_Case):
+    """Writes a tools file (``fixture``, as ``fixture_file``) into a folder of the class's own."""
+
+    tmp: str
+    target: str
+    fixture = FIXTURE
+    fixture_file = "fixture_tools.py"
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.tmp = tempfile.mkdtemp(prefix="agenttool-mcp-test-")
+        cls.target = os.path.join(cls.tmp, cls.fixture_file)
+        with open(cls.target, "w", encoding="utf-8") as fh:
+            fh.write(cls.fixture)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def serve_command(self) -> list[str]:
+        return [sys.executable, "-m", "agenttool_mcp", "serve", self.target]
+
+    def stdio(self, **kw: Any) -> am.Remote:
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        remote = am.connect(self.serve_command(), env=CHILD_ENV, stderr=stderr, **kw)
+        self.addCleanup(remote.close)
+        return remote
+
+    http_stderr: Any = None
+
+    def start_http(self, *argv: str, bind: str = "127.0.0.1:0") -> str:
+        """Serve the fixture over streamable HTTP at ``bind`` (a port the system picks), with
+        ``argv`` added to the command line; the URL it announces.
+
+        The server's stderr stays readable as ``self.http_stderr`` (the fixture's ``hang``
+        writes "hang started" and "hang cancelled" there)."""
+        proc = subprocess.Popen(
+            [*self.serve_command(), "--http", bind, *argv],
+            env={**os.environ, **CHILD_ENV},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+        def stop() -> None:
+            proc.terminate()
+            try:
+                proc.wait(WAIT)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                proc.kill()
+                proc.wait()
+            if proc.stderr is not None:
+                proc.stderr.close()
+
+        self.addCleanup(stop)
+        assert proc.stderr is not None
+        self.http_stderr = proc.stderr
+        for line in proc.stderr:
+            if line.startswith("agenttool_mcp: serving at "):
+                return line.split()[-1]
+        self.fail("the HTTP server never announced itself")
 
 
-class ImportTest(_Case):
+def _node_peers() -> tuple[str, str]:
+    """(server-everything's dist/index.js, the Inspector CLI) or skip, saying why."""
+    if shutil.which("node") is None:
+        absent("node is not on PATH")
+    root = os.environ.get("AGENTTOOL_NODE_PEERS") or os.path.join(
+        os.path.expanduser("~"), ".cache", "agenttool", "node-peers"
+    )
+    mods = os.path.join(root, "node_modules")
+    everything = os.path.join(
+        mods, "@modelcontextprotocol", "server-everything", "dist", "index.js"
+    )
+    inspector = os.path.join(mods, ".bin", "mcp-inspector")
+    if not all(os.path.exists(p) for p in (everything, inspector)):
+        _install_node_peers(root)
+    for path in (everything, inspector):
+        if not os.path.exists(path):
+            absent(f"{path} is missing: {_NODE_PEERS_INSTALL.get(root, '')}")
+    return everything, inspector
+
+
+_NODE_PEERS_INSTALL: dict[str, str] = {}
+
+
+def _install_node_peers(root: str) -> None:
+    """Install the pinned npm peers into ``root`` with .ci/node-peers.sh, once per run."""
+    if root in _NODE_PEERS_INSTALL:
+        return
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".ci", "node-peers.sh")
+    try:
+        done = subprocess.run(
+            ["sh", script, root], capture_output=True, text=True, timeout=600, check=False
+        )
+        _NODE_PEERS_INSTALL[root] = f"npm install exited {done.returncode}: {done.stderr[-500:]}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _NODE_PEERS_INSTALL[root] = f"npm install failed: {exc}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys and limits both sides share, and the SDK check
+# ---------------------------------------------------------------------------------------------
+
+
+class TestImport(_Case):
     def test_import_does_not_load_the_sdk(self) -> None:
         code = "import sys, agenttool_mcp; print('mcp' in sys.modules, 'anyio' in sys.modules)"
         out = subprocess.run(
@@ -259,7 +363,30 @@ class ImportTest(_Case):
         self.assertEqual(out.stdout.split(), ["False", "False"])
 
 
-class ContentTest(_Case):
+class TestSections(_Case):
+    """The module docstring's map names agenttool_mcp.py's section banners, in file order."""
+
+    def test_the_map_is_the_banners_in_file_order(self) -> None:
+        with open(am.__file__, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+        rule = "# " + "-" * 93
+        banners = [
+            lines[i + 1][2:]
+            for i in range(len(lines) - 2)
+            if lines[i] == rule and lines[i + 2] == rule
+        ]
+        entries = [line for line in (am.__doc__ or "").splitlines() if line.startswith("- ")]
+        self.assertEqual(len(entries), len(banners), (entries, banners))
+        for entry, title in zip(entries, banners):
+            self.assertTrue(entry.startswith(f"- {title}"), (entry, title))
+
+
+# ---------------------------------------------------------------------------------------------
+# Content: agenttool parts <-> MCP content blocks
+# ---------------------------------------------------------------------------------------------
+
+
+class TestContent(_Case):
     def test_parts_to_content(self) -> None:
         blocks = am.content_of(
             [
@@ -345,12 +472,1173 @@ class ContentTest(_Case):
             self.assertIsInstance(am.result_of(r).details, mt.CallToolResult)
 
 
-# =============================================================================================
-# The project's client against its own server, in memory
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
+# Serve: tools as MCP definitions
+# ---------------------------------------------------------------------------------------------
 
 
-class InMemoryTest(_Case):
+@dataclasses.dataclass
+class _Point:
+    x: int
+    label: str = "origin"
+
+
+def _point(x: int) -> _Point:
+    """A point."""
+    return _Point(x)
+
+
+def _squares(n: int) -> list[int]:
+    """Squares."""
+    return [i * i for i in range(n)]
+
+
+def _maybe(x: int) -> _Point | None:
+    """A point, or none for 0."""
+    return _Point(x) if x else None
+
+
+def _picture() -> dict[str, Any]:
+    """An image part: its content is the value, so no JSON text is added beside it."""
+    return at.image(b"\x89PNG\r\n\x1a\n", "image/png")
+
+
+def _liar(x: int) -> _Point:
+    """Says a point, returns text."""
+    return cast(Any, "not a point")
+
+
+class TestStructuredOverMCP(_Case):
+    def setUp(self) -> None:
+        functions = (_point, _squares, _maybe, _liar, _picture)
+        self.tools = [at.new(fn.__name__[1:], "", fn) for fn in functions]
+        self.tools.append(
+            at.new_func(
+                "plain",
+                "Text only.",
+                None,
+                lambda c: "plain text",
+                annotations=at.Annotations(title="Plain"),
+            )
+        )
+        self.tools[-1].icons = [{"src": "https://x.test/i.png", "mimeType": "image/png"}]  # type: ignore[attr-defined]
+        self.tools[0].title = "A point"  # type: ignore[attr-defined]
+        self.server = am.build_server(self.tools, name="shapes")
+
+    def local(self, name: str, args: dict[str, Any]) -> at.Result:
+        tool = next(t for t in self.tools if t.name == name)
+        return tool.execute(at.Call("1", args))
+
+    def test_round_trip_through_our_client_keeps_the_value(self) -> None:
+        with am.connect(server=self.server) as remote:
+            for name, args in (
+                ("point", {"x": 2}),
+                ("squares", {"n": 4}),
+                ("maybe", {"x": 0}),
+                ("maybe", {"x": 5}),
+                ("picture", {}),
+            ):
+                got, want = remote.call(name, args), self.local(name, args)
+                self.assertEqual(got.structured, want.structured, name)
+                self.assertEqual(got.output, want.output, name)  # the JSON text, once
+            self.assertIsNone(remote.call("plain").structured)
+
+    def test_remote_tools_report_the_output_schema_the_tool_has(self) -> None:
+        with am.connect(server=self.server) as remote:
+            tools = {t.name: t for t in remote.tools()}
+        for local in self.tools:
+            mine = at.output_schema_of(local)
+            self.assertEqual(at.output_schema_of(tools[local.name]), mine, local.name)
+        self.assertEqual(at.output_schema_of(tools["squares"])["type"], "array")  # unwrapped
+        self.assertIsNone(at.output_schema_of(tools["plain"]))
+
+    def test_served_definitions_and_what_the_sdk_client_sees(self) -> None:
+        from mcp import Client
+
+        async def main(mode: str) -> dict[str, Any]:
+            async with Client(self.server, mode=mode) as client:
+                listed = {t.name: t for t in (await client.list_tools()).tools}
+                point = await client.call_tool("point", {"x": 3})  # the SDK validates it
+                squares = await client.call_tool("squares", {"n": 3})
+                liar = await client.call_tool("liar", {"x": 1})
+                picture = await client.call_tool("picture", {})
+                return {
+                    "listed": listed,
+                    "version": client.server_info and client.server_info.version,
+                    "point": point,
+                    "squares": squares,
+                    "liar": liar,
+                    "picture": picture,
+                }
+
+        for mode in ("legacy", "auto"):
+            out = asyncio.run(main(mode))
+            listed = out["listed"]
+            self.assertEqual(out["version"], at.__version__)
+            self.assertEqual(listed["point"].output_schema, at.output_schema_of(self.tools[0]))
+            wrapped = listed["squares"].output_schema
+            self.assertEqual(
+                wrapped["properties"]["result"], {"type": "array", "items": {"type": "integer"}}
+            )
+            self.assertEqual(wrapped["required"], ["result"])
+            self.assertIsNone(listed["plain"].output_schema)
+            self.assertEqual(listed["plain"].title, "Plain")  # the annotations' title
+            self.assertEqual(listed["point"].title, "A point")  # the tool's own
+            self.assertEqual(listed["plain"].icons[0].src, "https://x.test/i.png")
+            self.assertIsNone(listed["point"].icons)
+            point = out["point"]
+            self.assertEqual(point.structured_content, {"x": 3, "label": "origin"})
+            self.assertEqual([b.text for b in point.content], ['{"x":3,"label":"origin"}'])
+            self.assertEqual(out["squares"].structured_content, {"result": [0, 1, 4]})
+            self.assertEqual(len(out["squares"].content), 1)
+            # a value that does not fit its own schema is the tool's error, not a bad result
+            self.assertTrue(out["liar"].is_error)
+            self.assertIn("does not fit its output schema", _text_of(out["liar"]))
+            # an image the tool returned is its content: no base64 JSON text beside it
+            self.assertEqual([b.type for b in out["picture"].content], ["image"])
+            self.assertEqual(out["picture"].structured_content["type"], "input_image")
+
+    def test_structured_content_is_appended_only_when_no_text_carries_it(self) -> None:
+        value = {"a": [1, 2]}
+
+        def result(*texts: str, structured: Any = value, **kw: Any) -> at.Result:
+            blocks = [mt.TextContent(type="text", text=t) for t in texts]
+            return am.result_of(
+                mt.CallToolResult(content=blocks, structured_content=structured, **kw)
+            )
+
+        carried = result('{"a": [1, 2]}')
+        self.assertEqual((carried.output, carried.structured), ('{"a": [1, 2]}', value))
+        other = result("two numbers")
+        self.assertEqual(other.output, "two numbers")
+        self.assertEqual(other.structured, value)
+        self.assertEqual(result().output, '{"a":[1,2]}')
+        # an image and its structured description: the JSON is added once, as a part
+        img = mt.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")
+        parts = am.result_of(mt.CallToolResult(content=[img], structured_content=value)).output
+        self.assertEqual([p["type"] for p in parts], ["input_image", "text"])
+        # our server's wrapper comes off; anyone else's {"result": ...} stays as it was sent
+        meta = {am._WRAPPED_META_KEY: True}
+        self.assertEqual(result("[1]", structured={"result": [1]}, _meta=meta).structured, [1])
+        self.assertEqual(result("[1]", structured={"result": [1]}).structured, {"result": [1]})
+        self.assertEqual(result("[1]", structured={"result": [1]}, _meta=meta).output, "[1]")
+
+
+# ---------------------------------------------------------------------------------------------
+# Serve: the server and its calls
+# ---------------------------------------------------------------------------------------------
+
+
+class TestSDKClient(_Case):
+    """The project's server under the SDK's own Client (both protocol eras)."""
+
+    def setUp(self) -> None:
+        def ask(call: at.Call) -> at.Result:
+            a = at.elicit(
+                at.Elicitation("Name?", {"type": "object", "properties": {"n": {"type": "string"}}})
+            )
+            b = at.elicit(
+                at.Elicitation(
+                    "Again?", {"type": "object", "properties": {"n": {"type": "string"}}}
+                )
+            )
+            return at.text(f"{a.action.value}:{(a.content or {}).get('n')} {b.action.value}")
+
+        def steps(call: at.Call) -> at.Result:
+            at.progress("half", progress=1, total=2)
+            return at.text("done")
+
+        self.tools = [
+            _text_tool(
+                "echo",
+                lambda text: text,
+                {
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                    "$comment": "kept",
+                },
+            ),
+            at.new_func("ask", "Asks twice.", None, ask),
+            at.new_func("steps", "Steps.", None, steps),
+        ]
+        self.server = am.build_server(self.tools, name="demo")
+
+    def run_client(self, mode: str) -> dict[str, Any]:
+        from mcp import Client
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            return mt.ElicitResult(action="accept", content={"n": "Ada"})
+
+        async def main() -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            client_of = Client(self.server, mode=mode, elicitation_callback=cast(Any, elicit))
+            async with client_of as client:
+                out["version"] = client.protocol_version
+                listed = await client.list_tools()
+                out["schema"] = listed.tools[0].input_schema
+                r = await client.call_tool("echo", {"text": "hi"})
+                out["echo"] = (r.is_error, _text_of(r))
+                r = await client.call_tool("echo", {"text": 5})
+                out["bad"] = (r.is_error, _text_of(r))
+                r = await client.call_tool("nope", {})
+                out["unknown"] = (r.is_error, _text_of(r))
+                r = await client.call_tool("ask", {})
+                out["ask"] = _text_of(r)
+                seen: list[Any] = []
+
+                async def progress(p: float, total: float | None, msg: str | None) -> None:
+                    seen.append((p, total, msg))
+
+                await client.call_tool("steps", {}, progress_callback=cast(Any, progress))
+                out["progress"] = seen
+                caps = client.server_capabilities.tools
+                out["list_changed"] = caps is not None and caps.list_changed
+            return out
+
+        return asyncio.run(main())
+
+    def check(self, out: dict[str, Any]) -> None:
+        self.assertEqual(out["schema"], self.tools[0].parameters)
+        self.assertEqual(out["echo"], (False, "hi"))
+        self.assertTrue(out["bad"][0])
+        self.assertIn("invalid arguments", out["bad"][1])
+        self.assertEqual(out["unknown"][0], True)
+        self.assertIn('unknown tool "nope"', out["unknown"][1])
+        self.assertEqual(out["ask"], "accept:Ada accept")
+        self.assertEqual(out["progress"], [(1, 2, "half")])
+        self.assertTrue(out["list_changed"])
+
+    def test_legacy_era(self) -> None:
+        out = self.run_client("legacy")
+        self.assertNotEqual(out["version"], "2026-07-28")
+        self.check(out)
+
+    def test_modern_era(self) -> None:
+        out = self.run_client("auto")
+        self.assertEqual(out["version"], "2026-07-28")
+        self.check(out)
+
+    def test_modern_questions_limits_and_abandon(self) -> None:
+        """On 2026-07-28 a question is an input request: more than max_requests are answered
+        cancel, and a call nobody answers is abandoned (its tool sees cancellation)."""
+        from mcp import Client
+
+        stopped = threading.Event()
+
+        def waits(call: at.Call) -> at.Result:
+            answer = at.elicit(at.Elicitation("Anyone?"))
+            if at.cancelled() or answer.action == at.Action.CANCEL:
+                stopped.set()
+            return at.text(answer.action.value)
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            return mt.ElicitResult(action="accept", content={"n": "Ada"})
+
+        limited = am.build_server(self.tools, max_requests=1)
+        abandoning = am.build_server(
+            [at.new_func("waits", "Waits.", None, waits)], abandon_after=0.05
+        )
+
+        async def main() -> tuple[str, bool, str]:
+            async with Client(limited, elicitation_callback=cast(Any, elicit)) as client:
+                first = _text_of(await client.call_tool("ask", {}))
+            async with Client(abandoning, elicitation_callback=cast(Any, elicit)) as client:
+                pending = await client.session.call_tool("waits", {}, allow_input_required=True)
+                assert isinstance(pending, mt.InputRequiredResult)
+                await anyio.to_thread.run_sync(stopped.wait, WAIT)
+                late = await client.session.call_tool(
+                    "waits",
+                    {},
+                    input_responses={"elicit_1": mt.ElicitResult(action="accept", content={})},
+                    request_state=pending.request_state,
+                    allow_input_required=True,
+                )
+                assert isinstance(late, mt.CallToolResult)
+                return first, bool(late.is_error), _text_of(late)
+
+        first, late_is_error, late_text = asyncio.run(main())
+        self.assertEqual(first, "accept:Ada cancel")
+        self.assertTrue(stopped.is_set())
+        self.assertTrue(late_is_error)
+        self.assertIn("no longer waiting", late_text)
+
+    def test_modern_list_changed_on_listen(self) -> None:
+        from mcp import Client
+
+        async def main() -> list[str]:
+            async with Client(self.server) as client:
+                async with client.listen(tools_list_changed=True) as events:
+                    am.set_tools(self.server, self.tools[:1])
+                    with anyio.fail_after(WAIT):
+                        async for _event in events:
+                            listed = await client.list_tools()
+                            return [t.name for t in listed.tools]
+            return []
+
+        self.assertEqual(asyncio.run(main()), ["echo"])
+
+
+class TestServerFidelity(_Case):
+    def setUp(self) -> None:
+        self.tools = [at.new_func(f"t{i}", f"Tool {i}.", None, lambda c: "ok") for i in range(5)]
+        self.server = am.build_server(self.tools, page_size=2)
+
+    def test_unknown_tool_error_lists_the_tools(self) -> None:
+        from mcp import Client
+
+        async def main() -> mt.CallToolResult:
+            async with Client(self.server, mode="legacy") as client:
+                return await client.call_tool("nope", {})
+
+        r = asyncio.run(main())
+        self.assertTrue(r.is_error)
+        self.assertEqual(_text_of(r), 'unknown tool "nope"; the tools are: t0, t1, t2, t3, t4')
+
+    def test_a_cursor_the_server_never_issued_is_refused(self) -> None:
+        from mcp import Client
+        from mcp.shared.exceptions import MCPError
+
+        async def main() -> tuple[list[str], dict[str, Any]]:
+            names: list[str] = []
+            refused: dict[str, Any] = {}
+            async with Client(self.server, mode="legacy") as client:
+                session = client.session
+                cursor = None
+                while True:
+                    params = mt.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    page = await session.list_tools(params=params)
+                    names += [t.name for t in page.tools]
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                for bad in ("6", "1", "-2", "02", "abc", "", "4x"):
+                    try:
+                        await session.list_tools(params=mt.PaginatedRequestParams(cursor=bad))
+                        refused[bad] = None
+                    except MCPError as exc:
+                        refused[bad] = exc.error.code
+            return names, refused
+
+        names, refused = asyncio.run(main())
+        self.assertEqual(names, ["t0", "t1", "t2", "t3", "t4"])
+        self.assertEqual(refused, dict.fromkeys(refused, -32602))
+        # a server that does not page issues no cursor at all
+        self.server = am.build_server(self.tools)
+        names, refused = asyncio.run(main())
+        self.assertEqual(names, ["t0", "t1", "t2", "t3", "t4"])
+        self.assertEqual(refused, dict.fromkeys(refused, -32602))
+
+
+class TestServedApprovalAndLeniency(_Case):
+    """A served tool that needs approval asks the MCP client through elicitation first; a
+    lenient one repairs its arguments before the server validates them."""
+
+    def setUp(self) -> None:
+        self.ran: list[str] = []
+
+        def delete(call: at.Call) -> at.Result:
+            path = (
+                json.loads(call.args)["path"] if isinstance(call.args, str) else call.args["path"]
+            )
+            self.ran.append(path)
+            return at.text(f"deleted {path}")
+
+        schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+        self.server = am.build_server(
+            [
+                at.new_func(
+                    "delete",
+                    "Deletes.",
+                    schema,
+                    delete,
+                    needs_approval=lambda args: args["path"].startswith("/etc"),
+                )
+            ]
+        )
+
+    def call(
+        self, path: str, action: str | None, mode: str = "auto"
+    ) -> tuple[bool, str, list[str]]:
+        from mcp import Client
+
+        questions: list[str] = []
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            questions.append(params.message)
+            return mt.ElicitResult(action=action or "cancel")
+
+        async def main() -> tuple[bool, str]:
+            callback = cast(Any, elicit) if action is not None else None
+            async with Client(self.server, mode=mode, elicitation_callback=callback) as client:
+                r = await client.call_tool("delete", {"path": path})
+                return bool(r.is_error), _text_of(r)
+
+        is_error, text = asyncio.run(main())
+        return is_error, text, questions
+
+    def test_an_accepted_question_runs_the_call_in_both_eras(self) -> None:
+        for mode in ("legacy", "auto"):
+            is_error, text, questions = self.call("/etc/hosts", "accept", mode)
+            self.assertEqual((is_error, text), (False, "deleted /etc/hosts"))
+            self.assertEqual(len(questions), 1)
+            self.assertIn('"delete"', questions[0])
+            self.assertIn("/etc/hosts", questions[0])
+        self.assertEqual(self.ran, ["/etc/hosts", "/etc/hosts"])
+
+    def test_a_declined_or_unaskable_call_is_an_error_and_never_runs(self) -> None:
+        is_error, text, _ = self.call("/etc/hosts", "decline")
+        self.assertTrue(is_error)
+        self.assertIn("not approved (decline)", text)
+        is_error, text, questions = self.call("/etc/hosts", None)  # no elicitation capability
+        self.assertTrue(is_error)
+        self.assertIn("not approved (cancel)", text)
+        self.assertEqual(questions, [])
+        self.assertEqual(self.ran, [])
+
+    def test_a_lenient_tool_stays_lenient_when_served(self) -> None:
+        from mcp import Client
+
+        @at.tool(lenient=True)
+        def total(numbers: list[int]) -> int:
+            """Add numbers."""
+            return sum(numbers)
+
+        strict = at.tool(name="strict_total")(total.fn)
+        server = am.build_server([total, strict])
+
+        async def main() -> list[tuple[bool, str]]:
+            async with Client(server) as client:
+                out = []
+                for name in ("total", "strict_total"):
+                    r = await client.call_tool(name, {"numbers": "[1, 2, 3]"})
+                    out.append((bool(r.is_error), _text_of(r)))
+                return out
+
+        (ok, text), (refused, error) = asyncio.run(main())
+        self.assertEqual((ok, text), (False, "6"))
+        self.assertTrue(refused)
+        self.assertIn("numbers: expected array", error)
+
+    def test_a_call_that_needs_no_approval_asks_nobody(self) -> None:
+        is_error, text, questions = self.call("/tmp/x", "decline")
+        self.assertEqual((is_error, text, questions), (False, "deleted /tmp/x", []))
+
+
+class TestServedOutputLimits(_Case):
+    """max_output bounds what a served tool's caller sees: a cut structured result is not sent
+    again whole as the spec's text block (the value stays in structuredContent)."""
+
+    def test_a_cut_structured_result_is_not_sent_whole_as_text(self) -> None:
+        def numbers(n: int) -> list[int]:
+            """The numbers below n."""
+            return list(range(n))
+
+        tool = at.new("numbers", "", numbers, max_output=40)
+        with am.connect(server=am.build_server([tool], name="limits")) as remote:
+            got = remote.call("numbers", {"n": 500})
+        self.assertIn("characters cut", got.output)
+        self.assertLess(len(got.output), 200)
+        self.assertEqual(got.structured, list(range(500)))
+
+
+class TestServedDetails(_Case):
+    """What a served tool says beside its output reaches the client as the core said it."""
+
+    def test_a_progress_message_of_its_own_is_the_message_sent(self) -> None:
+        def reports(call: at.Call) -> at.Result:
+            at.progress("the text", progress=1, total=4, message="a quarter done")
+            at.progress("only text", progress=2, total=4)
+            return at.text("done")
+
+        tool = at.new_func("reports", "", None, reports)
+        with am.connect(server=am.build_server([tool], name="details")) as remote:
+            out = _run_one(remote.lookup("reports"), {})
+        infos = [u.details for u in out.progress]
+        self.assertEqual([(i.progress, i.total) for i in infos], [(1, 4), (2, 4)])
+        self.assertEqual([i.message for i in infos], ["a quarter done", "only text"])
+
+    def test_a_record_that_cannot_be_made_is_reported_in_meta(self) -> None:
+        class Unnamed:
+            record_ns = ""  # record_of refuses an empty namespace
+
+        def records(call: at.Call) -> at.Result:
+            return at.Result("done", Unnamed())
+
+        tool = at.new_func("records", "", None, records)
+        with am.connect(server=am.build_server([tool], name="details")) as remote:
+            result = remote.call("records")
+        self.assertEqual(result.output, "done")
+        meta = result.details.meta[am.RECORD_META_KEY]
+        self.assertIn("empty namespace", meta["error"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Serve: stdio and HTTP
+# ---------------------------------------------------------------------------------------------
+
+
+class TestStdio(_Fixture):
+    """Serving and connecting over stdio, with the command line, and faults."""
+
+    def test_list_call_progress(self) -> None:
+        remote = self.stdio(prefix="fx")
+        names = [t.name for t in remote.tools()]
+        self.assertIn("fx__upper", names)
+        self.assertEqual(_run_one(remote.lookup("fx__upper"), '{"text": "abc"}').output, "ABC")
+        event = _run_one(remote.lookup("fx__steps"), "")
+        self.assertEqual([r.output for r in event.progress], ["step 1", "step 2", "step 3"])
+        bad = _run_one(remote.lookup("fx__upper"), '{"text": 1, "x": 2}')
+        self.assertIn("invalid arguments", _error_text(bad))
+        self.assertEqual(_error_text(_run_one(remote.lookup("fx__fail"), "")), "the disk is full")
+        image = _run_one(remote.lookup("fx__tiny_image"), "").output
+        self.assertEqual(image[0]["type"], "input_image")
+        self.assertTrue(image[0]["image_url"].startswith("data:image/png;base64,"))
+
+    def test_server_exits_mid_call(self) -> None:
+        remote = self.stdio()
+        event = _run_one(remote.lookup("die"), "")
+        self.assertIn('mcp: call "die": mcp: the connection was lost during', _error_text(event))
+        self.assertFalse(remote.closed)
+        # the next call starts the server again
+        later = _run_one(remote.lookup("upper"), '{"text": "a"}')
+        self.assertEqual(later.output, "A")
+        self.assertEqual(self.stdio().call("upper", {"text": "b"}).output, "B")
+
+    def test_client_disconnects_mid_call(self) -> None:
+        """Closing the connection while a tool hangs ends the call and the server process."""
+        remote = self.stdio(timeout=0.5)
+        self.assertIn("no answer within", _error_text(_run_one(remote.lookup("hang"), "")))
+        self.assertEqual(remote.call("upper", {"text": "still"}).output, "STILL")
+        remote.close()  # the stdio transport ends the child (stdin closed, then signals)
+        self.assertTrue(remote.closed)
+
+    def test_malformed_lines_to_the_server(self) -> None:
+        proc = subprocess.Popen(
+            self.serve_command(),
+            env={**os.environ, **CHILD_ENV},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+        proc.stdin.write("this is not json\n")
+        proc.stdin.write('{"jsonrpc": "2.0", "id": 7, "method": 12}\n')
+        proc.stdin.write(json.dumps(init) + "\n")
+        proc.stdin.flush()
+        answers = []
+        while True:
+            msg = json.loads(proc.stdout.readline())
+            answers.append(msg)
+            if msg.get("id") == 1:
+                break
+        self.assertEqual(answers[-1]["result"]["serverInfo"]["name"], "agenttool")
+        proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+        )
+        proc.stdin.write(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "upper", "arguments": {"text": "ok"}},
+                }
+            )
+            + "\n"
+        )
+        proc.stdin.flush()
+        while True:
+            msg = json.loads(proc.stdout.readline())
+            if msg.get("id") == 2:
+                break
+        self.assertEqual(msg["result"]["content"][0]["text"], "OK")
+        proc.stdin.close()
+        self.assertEqual(proc.wait(WAIT), 0)
+        proc.stdout.close()
+
+    @_quiet("mcp")
+    def test_malformed_lines_to_the_client(self) -> None:
+        """A server that writes garbage between messages: the client keeps going."""
+        proxy = os.path.join(self.tmp, "noisy.py")
+        with open(proxy, "w", encoding="utf-8") as fh:
+            fh.write(
+                textwrap.dedent(
+                    """
+                import subprocess, sys, threading
+                child = subprocess.Popen(
+                    sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                )
+                def pump():
+                    for line in sys.stdin.buffer:
+                        child.stdin.write(line); child.stdin.flush()
+                    child.stdin.close()
+                threading.Thread(target=pump, daemon=True).start()
+                for line in child.stdout:
+                    sys.stdout.buffer.write(b"garbage that is not JSON\\n" + line)
+                    sys.stdout.buffer.flush()
+                sys.exit(child.wait())
+                """
+                )
+            )
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        with am.connect(
+            [sys.executable, proxy, *self.serve_command()], env=CHILD_ENV, stderr=stderr
+        ) as remote:
+            self.assertEqual(remote.call("upper", {"text": "x"}).output, "X")
+
+    def test_connect_failure_is_clear(self) -> None:
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        with self.assertRaisesRegex(am.RemoteError, "^mcp: connect: "):
+            am.connect(
+                [sys.executable, "-c", "import sys; sys.exit(1)"],
+                stderr=stderr,
+                connect_timeout=WAIT,
+            )
+
+    def test_cli_list_and_call(self) -> None:
+        def cli(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "agenttool_mcp", *args, "--", *self.serve_command()],
+                env={**os.environ, **CHILD_ENV},
+                capture_output=True,
+                text=True,
+                timeout=WAIT,
+            )
+
+        out = cli("list", "--prefix", "fx")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        defs = json.loads(out.stdout)
+        self.assertIn("fx__upper", [d["name"] for d in defs])
+        out = cli("call", "--tool", "upper", "--args", '{"text": "abc"}')
+        self.assertEqual((out.returncode, out.stdout), (0, "ABC\n"), out.stderr)
+        out = cli("call", "--tool", "fail")
+        self.assertEqual((out.returncode, out.stdout), (1, "Error: the disk is full\n"))
+
+
+class TestHTTP(_Fixture):
+    """Serving and connecting over streamable HTTP, and faults."""
+
+    @_quiet("mcp")
+    def test_http_round_trip_and_disconnect(self) -> None:
+        url = self.start_http()
+        self.assertTrue(url.startswith("http://127.0.0.1:") and url.endswith("/mcp"))
+        with am.connect(url=url, prefix="h", headers={"X-Test": "1"}) as remote:
+            self.assertIn("h__upper", [t.name for t in remote.tools()])
+            self.assertEqual(remote.call("h__upper", {"text": "web"}).output, "WEB")
+            self.assertEqual(remote.call("h__header").output, "1")
+            event = _run_one(remote.lookup("h__steps"), "")
+            self.assertEqual(len(event.progress), 3)
+        # a client that hangs up mid-call leaves the server serving others
+        first = am.connect(url=url)
+        box: list[_Outcome] = []
+        t = threading.Thread(target=lambda: box.append(_run_one(first.lookup("hang"), "")))
+        t.start()
+        self.assertEqual(self.read_until("hang "), "hang started")
+        first.close()
+        self.assertEqual(self.read_until("hang "), "hang cancelled")
+        t.join(WAIT)
+        self.assertFalse(t.is_alive())
+        self.assertIn("mcp: connection closed", _error_text(box[0]))
+        with am.connect(url=url) as second:
+            self.assertEqual(second.call("upper", {"text": "again"}).output, "AGAIN")
+
+    def test_sdk_client_over_http(self) -> None:
+        from mcp import Client
+
+        url = self.start_http()
+
+        async def main() -> tuple[list[str], str, bool]:
+            async with Client(url) as client:
+                listed = await client.list_tools()
+                ok = await client.call_tool("upper", {"text": "sdk"})
+                bad = await client.call_tool("upper", {})
+                return [t.name for t in listed.tools], _text_of(ok), bool(bad.is_error)
+
+        names, text, bad_is_error = asyncio.run(main())
+        self.assertIn("upper", names)
+        self.assertEqual(text, "SDK")
+        self.assertTrue(bad_is_error)
+
+    def read_until(self, prefix: str) -> str:
+        for line in self.http_stderr:
+            if line.startswith(prefix):
+                return str(line.strip())
+        return ""
+
+    def test_unreachable_url(self) -> None:
+        with self.assertRaisesRegex(am.RemoteError, "^mcp: connect: "):
+            am.connect(url=f"http://127.0.0.1:{_free_port()}/mcp", connect_timeout=WAIT)
+
+
+class TestInspector(_Fixture):
+    """The project's server under the npm Inspector CLI, over stdio and HTTP."""
+
+    def inspect(self, *args: str) -> subprocess.CompletedProcess[str]:
+        _, inspector = _node_peers()
+        home = tempfile.mkdtemp(prefix="inspector-home-")
+        self.addCleanup(shutil.rmtree, home, True)
+        env = {**os.environ, **CHILD_ENV, "HOME": home}
+        return subprocess.run(
+            [inspector, "--cli", *args], env=env, capture_output=True, text=True, timeout=120
+        )
+
+    def check(self, server: list[str]) -> None:
+        listed = self.inspect(*server, "--method", "tools/list")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        tools = {t["name"]: t for t in json.loads(listed.stdout)["tools"]}
+        self.assertEqual(tools["upper"]["inputSchema"]["additionalProperties"], False)
+        self.assertEqual(
+            tools["upper"]["inputSchema"]["properties"]["text"]["description"], "Words"
+        )
+        called = self.inspect(
+            *server, "--method", "tools/call", "--tool-name", "upper", "--tool-arg", "text=abc"
+        )
+        self.assertEqual(called.returncode, 0, called.stderr)
+        self.assertEqual(json.loads(called.stdout)["content"][0]["text"], "ABC")
+        invalid = self.inspect(*server, "--method", "tools/call", "--tool-name", "upper")
+        self.assertEqual(invalid.returncode, 5, invalid.stdout + invalid.stderr)
+        body = json.loads(invalid.stdout)
+        self.assertTrue(body["isError"])
+        self.assertIn("invalid arguments", body["content"][0]["text"])
+        self.assertIn("text", body["content"][0]["text"])
+
+    def test_inspector_over_stdio(self) -> None:
+        self.check(self.serve_command())
+
+    def test_inspector_over_http(self) -> None:
+        _node_peers()
+        self.check([self.start_http(), "--transport", "http"])
+
+
+BIG_FIXTURE = textwrap.dedent(
+    """
+    import dataclasses
+    import os
+
+    import agenttool as at
+
+
+    @at.tool
+    def big(n: int) -> str:
+        \"\"\"n bytes of text.\"\"\"
+        return "x" * n
+
+
+    @at.tool
+    def big_after_progress(n: int) -> str:
+        \"\"\"n bytes of text after one progress report.\"\"\"
+        at.progress("half")
+        return "y" * n
+
+
+    @at.tool
+    def worker(n: int) -> dict:
+        \"\"\"Which process served call n.\"\"\"
+        return {"n": n, "pid": os.getpid()}
+
+
+    @dataclasses.dataclass
+    class Many:
+        items: list[str]
+
+
+    @at.tool
+    def many(n: int) -> Many:
+        \"\"\"n items, structured.\"\"\"
+        return Many([str(i) for i in range(n)])
+
+
+    @at.tool
+    def ask() -> str:
+        \"\"\"Asks the user a name, answers with it.\"\"\"
+        schema = {"type": "object", "properties": {"n": {"type": "string"}}}
+        answer = at.elicit(at.Elicitation("Your name?", schema))
+        return f"{answer.action.value}:{(answer.content or {}).get('n')}"
+    """
+)
+
+
+class _BigServer(_Fixture):
+    fixture = BIG_FIXTURE
+    fixture_file = "big_tools.py"
+
+
+TEN_MB = 10 * 1024 * 1024
+
+
+class TestLargeResultsOverHTTP(_BigServer):
+    def test_ten_megabytes_with_our_client(self) -> None:
+        url = self.start_http()
+        with am.connect(url=url, connect_timeout=WAIT) as remote:
+            self.assertEqual(remote.call("big", {"n": TEN_MB}).output, "x" * TEN_MB)
+            many = remote.call("many", {"n": 200_000})  # structured, 1.5 MB: once, not twice
+            self.assertEqual(len(many.structured["items"]), 200_000)
+            self.assertEqual(json.loads(many.output), many.structured)
+            self.assertEqual(remote.call("big", {"n": 3}).output, "xxx")
+            self.assertFalse(remote.closed)
+
+    def test_ten_megabytes_with_the_sdk_client_in_both_eras(self) -> None:
+        from mcp import Client
+
+        url = self.start_http()
+
+        async def main(mode: str) -> tuple[str, int, str]:
+            async with Client(url, mode=mode) as client:
+                r = await client.call_tool("big_after_progress", {"n": TEN_MB})
+                after = await client.call_tool("big", {"n": 2})
+                return client.protocol_version, len(_text_of(r)), _text_of(after)
+
+        legacy = asyncio.run(main("legacy"))
+        modern = asyncio.run(main("auto"))
+        self.assertNotEqual(legacy[0], "2026-07-28")
+        self.assertEqual(modern[0], "2026-07-28")
+        self.assertEqual(legacy[1:], (TEN_MB, "xx"))
+        self.assertEqual(modern[1:], (TEN_MB, "xx"))
+
+    def test_a_large_result_on_an_open_stream_is_a_clear_error(self) -> None:
+        """Progress opens the SSE stream; a reply over 1 MiB then cannot be one event, so the
+        call fails saying why and the connection goes on."""
+        url = self.start_http()
+        with am.connect(url=url, connect_timeout=WAIT) as remote:
+            out = _run_one(remote.lookup("big_after_progress"), {"n": 2 * 1024 * 1024})
+            self.assertEqual(len(out.progress), 1)
+            self.assertIn("too large for one event of the SSE stream", _error_text(out))
+            self.assertEqual(remote.call("big", {"n": 3}).output, "xxx")
+            self.assertFalse(remote.closed)
+
+    def test_a_question_still_reaches_the_client_in_both_eras(self) -> None:
+        """A question opens the reply's stream (legacy) or becomes an input request (2026)."""
+        from mcp import Client
+
+        url = self.start_http()
+
+        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
+            return mt.ElicitResult(action="accept", content={"n": "Ada"})
+
+        async def main(mode: str) -> str:
+            async with Client(url, mode=mode, elicitation_callback=cast(Any, elicit)) as client:
+                return _text_of(await client.call_tool("ask", {}))
+
+        self.assertEqual(asyncio.run(main("legacy")), "accept:Ada")
+        self.assertEqual(asyncio.run(main("auto")), "accept:Ada")
+
+    def test_sse_events_are_read_with_every_line_ending(self) -> None:
+        for eol in (b"\r\n", b"\n", b"\r"):
+            one = b"event: message" + eol + b"data: {}" + eol + eol
+            ping = b": ping" + eol + eol
+            self.assertEqual(am._event_end(ping + one), (len(ping) - 2 * len(eol), 2 * len(eol)))
+            self.assertEqual(am._event_data(one), b"{}")
+            self.assertIsNone(am._event_data(ping))
+            self.assertEqual(am._event_end(one[:-1])[0], -1)  # not complete yet
+        self.assertEqual(am._event_data(b"data: a\ndata: b\n\n"), b"a\nb")
+
+    @unittest.skipUnless(socket.has_ipv6, "this system has no IPv6")
+    def test_an_ipv6_bind(self) -> None:
+        try:
+            with socket.socket(socket.AF_INET6) as probe:
+                probe.bind(("::1", 0))
+        except OSError:
+            self.skipTest("::1 cannot be bound here")
+        url = self.start_http(bind="[::1]:0")
+        self.assertTrue(url.startswith("http://[::1]:"), url)
+        with am.connect(url=url, connect_timeout=WAIT) as remote:
+            self.assertEqual(remote.call("big", {"n": 2}).output, "xx")
+
+
+def _initialize(url: str, origin: str | None) -> int:
+    """The HTTP status of an initialize POST to ``url`` sent with ``origin`` (or none)."""
+    import urllib.error
+    import urllib.request
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if origin is not None:
+        headers["Origin"] = origin
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT) as answer:
+            answer.read()
+            return int(answer.status)
+    except urllib.error.HTTPError as exc:
+        exc.read()
+        return int(exc.code)
+
+
+class TestOrigin(_BigServer):
+    def test_a_loopback_bind(self) -> None:
+        url = self.start_http(
+            "--allow-origin", "https://app.example", "--allow-origin", "https://b.test:*"
+        )
+        self.assertEqual(_initialize(url, None), 200)  # not a browser
+        self.assertEqual(_initialize(url, "http://localhost:5173"), 200)  # loopback, as before
+        self.assertEqual(_initialize(url, "https://app.example"), 200)
+        self.assertEqual(_initialize(url, "https://b.test:8443"), 200)
+        self.assertEqual(_initialize(url, "https://evil.example"), 403)
+        self.assertEqual(_initialize(url, "https://app.example.evil.test"), 403)
+        self.assertEqual(_initialize(url, "null"), 403)
+
+    def test_an_asgi_app_whose_bind_nobody_knows(self) -> None:
+        """asgi_app cannot know its bind: only the origins it is told are allowed."""
+        import uvicorn
+
+        app = am.asgi_app(
+            [at.new_func("t", "T.", None, lambda c: "ok")], allow_origins=["https://a.test"]
+        )
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, WAIT)
+        self.addCleanup(setattr, server, "should_exit", True)
+        for _ in range(int(WAIT * 100)):
+            if server.started:
+                break
+            threading.Event().wait(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}/mcp"
+        self.assertEqual(_initialize(url, None), 200)
+        self.assertEqual(_initialize(url, "https://a.test"), 200)
+        self.assertEqual(_initialize(url, "http://localhost:5173"), 403)
+        self.assertEqual(_initialize(url, "https://evil.example"), 403)
+
+    def test_a_port_wildcard_allows_any_port_of_that_host_and_no_other_host(self) -> None:
+        """``https://host:*`` is that host on any port, never a host whose name starts the same."""
+        allowed = ["https://host:*"]
+        for origin in ("https://host:443", "https://host:8443"):
+            self.assertTrue(am._origin_allowed(origin, allowed), origin)
+        for origin in (
+            "https://hostile.example",
+            "https://hostile.example:8443",
+            "https://host.evil.test:8443",
+            "http://host:8443",
+        ):
+            self.assertFalse(am._origin_allowed(origin, allowed), origin)
+
+
+class TestASGIWorkers(_BigServer):
+    def test_two_workers_serve_one_clients_calls_and_lose_nothing(self) -> None:
+        port = _free_port()
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "agenttool_mcp:asgi_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                "2",
+                "--log-level",
+                "warning",
+            ],
+            env={**os.environ, **CHILD_ENV, "AGENTTOOL_MCP_TARGET": self.target},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+        def stop() -> None:
+            proc.terminate()
+            try:
+                proc.wait(WAIT)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                proc.kill()
+                proc.wait()
+
+        self.addCleanup(stop)
+        url = f"http://127.0.0.1:{port}/mcp"
+        remote = None
+        for _ in range(int(WAIT * 10)):
+            try:
+                # each request on a connection of its own, for the kernel to hand to either
+                # worker (kept-alive connections would stay with the worker that took them)
+                remote = am.connect(url=url, connect_timeout=WAIT, headers={"Connection": "close"})
+                break
+            except am.RemoteError:
+                threading.Event().wait(0.1)
+        assert remote is not None, "the workers never answered"
+        self.addCleanup(remote.close)
+        worker = remote.lookup("worker")
+        # one client, its calls in parallel batches
+        served: dict[int, int] = {}
+        pids: set[int] = set()
+        for batch in range(50):
+            jobs = [
+                at.Job(worker, at.Call(f"c{batch}_{i}", {"n": batch * 8 + i})) for i in range(8)
+            ]
+            for event in at.Executor(max_parallel=8).execute(jobs):
+                if event.final:
+                    assert event.result is not None, event.error
+                    answer = json.loads(str(event.result.output))
+                    served[answer["n"]] = answer["pid"]
+                    pids.add(answer["pid"])
+            if len(pids) == 2 and batch >= 4:
+                break
+        self.assertEqual(sorted(served), list(range(len(served))))  # every call answered once
+        self.assertEqual(len(pids), 2, "one worker served every call")
+
+
+# ---------------------------------------------------------------------------------------------
+# Consume: a server's tools as agenttool tools
+# ---------------------------------------------------------------------------------------------
+
+
+def _mcpserver(*names: str, **annotations: Any) -> Any:
+    """An SDK ``MCPServer`` with one tool per name, each answering its own name."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("sdk-names")
+    for name in names:
+
+        def answer(name: str = name) -> str:
+            return name
+
+        server.add_tool(answer, name=name, description=f"Answers {name}.", structured_output=False)
+    for name, ann in annotations.items():
+        server.add_tool(
+            lambda: "ok",
+            name=name,
+            annotations=mt.ToolAnnotations(**ann),
+            structured_output=False,
+        )
+    return server
+
+
+class TestRemoteNames(_Case):
+    """MCP allows names providers refuse: each gets a deterministic local name (or the host's
+    own, ``rename``), two tools never share one, and calls reach the remote name."""
+
+    long = "very.long." + "x" * 110  # 120 characters, MCP's limit is 128
+
+    @_quiet("mcp")
+    def test_local_names_keep_the_remote_names(self) -> None:
+        server = _mcpserver("files.read", "ok-name_1", self.long, "a b/c")
+        with am.connect(server=server) as remote:
+            names = [t.name for t in remote.tools()]
+            self.assertEqual(names[:2], ["files_read", "ok-name_1"])
+            self.assertEqual(names[3], "a_b_c")
+            cut = names[2]
+            self.assertEqual(len(cut), 64)
+            self.assertTrue(cut.startswith("very_long_xxx"), cut)
+            self.assertRegex(cut, r"^[a-zA-Z0-9_-]{1,64}$")
+            for name in names:
+                self.assertEqual(remote.call(name).output, remote.lookup(name).remote_name)
+            self.assertEqual(remote.call("files_read").output, "files.read")
+            self.assertEqual(_run_one(remote.lookup(cut), "").output, self.long)
+        with am.connect(server=server, prefix="fs.v1") as remote:
+            self.assertEqual(remote.tools()[0].name, "fs_v1__files_read")
+        # the same long name gets the same local name every time; another one another
+        other = _mcpserver(self.long[:-1] + "y")
+        with am.connect(server=server) as a, am.connect(server=other) as b:
+            self.assertNotEqual(a.tools()[2].name, b.tools()[0].name)
+            self.assertEqual(a.tools()[2].name[:-8], b.tools()[0].name[:-8])
+
+    def test_a_cut_name_is_as_long_as_the_core_rule_allows(self) -> None:
+        """The length a local name is cut to is the one the core's tool name rule allows."""
+        self.assertTrue(am._is_provider_name("a" * am._NAME_MAX))
+        self.assertFalse(am._is_provider_name("a" * (am._NAME_MAX + 1)))
+        self.assertEqual(len(am._local_name("a" * (am._NAME_MAX + 1))), am._NAME_MAX)
+
+    def test_rename_and_collisions(self) -> None:
+        server = _mcpserver("a.b", "a_b")
+        with self.assertLogs("agenttool_mcp", logging.WARNING) as caught:
+            with am.connect(server=server) as remote:
+                self.assertEqual(remote.tools(), [])
+        message = "\n".join(caught.output)
+        self.assertIn('"a.b" and "a_b"', message)
+        self.assertIn('"a_b"', message)
+        self.assertIn("rename", message)
+        with am.connect(server=server, rename={"a.b": "dotted"}) as remote:
+            self.assertEqual([t.name for t in remote.tools()], ["dotted", "a_b"])
+            self.assertEqual(remote.call("dotted").output, "a.b")
+            self.assertEqual(remote.call("a_b").output, "a_b")
+        # a rename onto another tool's name is the same warning
+        with self.assertLogs("agenttool_mcp", logging.WARNING) as caught:
+            with am.connect(server=server, rename={"a_b": "a_b", "a.b": "a_b"}) as remote:
+                self.assertEqual(remote.tools(), [])
+        self.assertIn('"a.b" and "a_b" would all be named', caught.output[0])
+        with self.assertRaisesRegex(ValueError, 'rename: "a.b" to "no.dots"'):
+            am.connect(server=server, rename={"a.b": "no.dots"})
+
+    def test_read_only_is_never_destructive(self) -> None:
+        server = _mcpserver(
+            ro={"read_only_hint": True},
+            ro_claims_destructive={"read_only_hint": True, "destructive_hint": True},
+            writer={"read_only_hint": False},
+            silent={"title": "Silent"},
+            gentle={"destructive_hint": False},
+        )
+        with am.connect(server=server) as remote:
+            got = {
+                t.name: (a.read_only, a.destructive)
+                for t in remote.tools()
+                if (a := at.annotations_of(t)) is not None
+            }
+        self.assertEqual(
+            got,
+            {
+                "ro": (True, False),
+                "ro_claims_destructive": (True, False),
+                "writer": (False, True),
+                "silent": (None, True),
+                "gentle": (None, False),
+            },
+        )
+
+
+class TestRemoteOptions(_Case):
+    """The host's per-tool options find a tool by its remote or its local name."""
+
+    def test_options_by_remote_or_local_name(self) -> None:
+        server = _mcpserver("files.read", "files.write", "net.get")
+        with am.connect(
+            server=server,
+            rename={"net.get": "fetch"},
+            sequential=["files.write"],
+            resources={"files_read": "disk"},
+            confined={"fetch": lambda args: (True, "the network")},
+        ) as remote:
+            read, write, fetch = (remote.lookup(n) for n in ("files_read", "files_write", "fetch"))
+            self.assertEqual(at.resource_of(read), "disk")
+            self.assertTrue(at.is_sequential(write))
+            self.assertFalse(at.is_sequential(read))
+            self.assertEqual(at.confined_by(fetch, {}), (True, "the network"))
+            self.assertEqual(at.confined_by(read, {}), (False, ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# Consume: the connection
+# ---------------------------------------------------------------------------------------------
+
+
+class TestInMemory(_Case):
+    """The project's client against its own server, in memory."""
+
     def setUp(self) -> None:
         self.seen_cancel = threading.Event()
         self.started = threading.Event()
@@ -431,7 +1719,7 @@ class InMemoryTest(_Case):
         tools = {t.name: t for t in remote.tools()}
         self.assertEqual(list(tools), [f"d__{t.name}" for t in self.tools])  # all pages
         self.assertEqual(tools["d__add"].parameters, self.tools[0].parameters)
-        self.assertEqual(tools["d__hang"].parameters, am._EMPTY_SCHEMA)
+        self.assertEqual(tools["d__hang"].parameters, at.NO_ARGS)
         ann = at.annotations_of(tools["d__add"])
         self.assertEqual(
             ann,
@@ -587,165 +1875,19 @@ class InMemoryTest(_Case):
             am.build_server([at.new_func("odd", "x", {"type": 12}, lambda c: "")])
 
 
-# =============================================================================================
-# The project's server under the SDK's own Client (both protocol eras)
-# =============================================================================================
+class TestInMemoryLegacyEra(TestInMemory):
+    """TestInMemory again on the legacy handshake (``era="auto"`` picks 2026-07-28 there), so
+    questions, cancellation and list changes stay tested on server-to-client requests too."""
+
+    def connect(self, **kw: Any) -> am.Remote:
+        remote = super().connect(era="legacy", **kw)
+        self.assertEqual(remote.protocol_version, "2025-11-25")
+        return remote
 
 
-class SDKClientTest(_Case):
-    def setUp(self) -> None:
-        def ask(call: at.Call) -> at.Result:
-            a = at.elicit(
-                at.Elicitation("Name?", {"type": "object", "properties": {"n": {"type": "string"}}})
-            )
-            b = at.elicit(
-                at.Elicitation(
-                    "Again?", {"type": "object", "properties": {"n": {"type": "string"}}}
-                )
-            )
-            return at.text(f"{a.action.value}:{(a.content or {}).get('n')} {b.action.value}")
+class TestMCPServer(_Case):
+    """The project's client against a server built with the SDK's MCPServer."""
 
-        def steps(call: at.Call) -> at.Result:
-            at.progress("half", progress=1, total=2)
-            return at.text("done")
-
-        self.tools = [
-            _text_tool(
-                "echo",
-                lambda text: text,
-                {
-                    "type": "object",
-                    "properties": {"text": {"type": "string"}},
-                    "required": ["text"],
-                    "$comment": "kept",
-                },
-            ),
-            at.new_func("ask", "Asks twice.", None, ask),
-            at.new_func("steps", "Steps.", None, steps),
-        ]
-        self.server = am.build_server(self.tools, name="demo")
-
-    def run_client(self, mode: str) -> dict[str, Any]:
-        from mcp import Client
-
-        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
-            return mt.ElicitResult(action="accept", content={"n": "Ada"})
-
-        async def main() -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            client_of = Client(self.server, mode=mode, elicitation_callback=cast(Any, elicit))
-            async with client_of as client:
-                out["version"] = client.protocol_version
-                listed = await client.list_tools()
-                out["schema"] = listed.tools[0].input_schema
-                r = await client.call_tool("echo", {"text": "hi"})
-                out["echo"] = (r.is_error, _text_of(r))
-                r = await client.call_tool("echo", {"text": 5})
-                out["bad"] = (r.is_error, _text_of(r))
-                r = await client.call_tool("nope", {})
-                out["unknown"] = (r.is_error, _text_of(r))
-                r = await client.call_tool("ask", {})
-                out["ask"] = _text_of(r)
-                seen: list[Any] = []
-
-                async def progress(p: float, total: float | None, msg: str | None) -> None:
-                    seen.append((p, total, msg))
-
-                await client.call_tool("steps", {}, progress_callback=cast(Any, progress))
-                out["progress"] = seen
-                caps = client.server_capabilities.tools
-                out["list_changed"] = caps is not None and caps.list_changed
-            return out
-
-        return asyncio.run(main())
-
-    def check(self, out: dict[str, Any]) -> None:
-        self.assertEqual(out["schema"], self.tools[0].parameters)
-        self.assertEqual(out["echo"], (False, "hi"))
-        self.assertTrue(out["bad"][0])
-        self.assertIn("invalid arguments", out["bad"][1])
-        self.assertEqual(out["unknown"][0], True)
-        self.assertIn('unknown tool "nope"', out["unknown"][1])
-        self.assertEqual(out["ask"], "accept:Ada accept")
-        self.assertEqual(out["progress"], [(1, 2, "half")])
-        self.assertTrue(out["list_changed"])
-
-    def test_legacy_era(self) -> None:
-        out = self.run_client("legacy")
-        self.assertNotEqual(out["version"], "2026-07-28")
-        self.check(out)
-
-    def test_modern_era(self) -> None:
-        out = self.run_client("auto")
-        self.assertEqual(out["version"], "2026-07-28")
-        self.check(out)
-
-    def test_modern_questions_limits_and_abandon(self) -> None:
-        """On 2026-07-28 a question is an input request: more than max_requests are answered
-        cancel, and a call nobody answers is abandoned (its tool sees cancellation)."""
-        from mcp import Client
-
-        stopped = threading.Event()
-
-        def waits(call: at.Call) -> at.Result:
-            answer = at.elicit(at.Elicitation("Anyone?"))
-            if at.cancelled() or answer.action == at.Action.CANCEL:
-                stopped.set()
-            return at.text(answer.action.value)
-
-        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
-            return mt.ElicitResult(action="accept", content={"n": "Ada"})
-
-        limited = am.build_server(self.tools, max_requests=1)
-        abandoning = am.build_server(
-            [at.new_func("waits", "Waits.", None, waits)], abandon_after=0.05
-        )
-
-        async def main() -> tuple[str, bool, str]:
-            async with Client(limited, elicitation_callback=cast(Any, elicit)) as client:
-                first = _text_of(await client.call_tool("ask", {}))
-            async with Client(abandoning, elicitation_callback=cast(Any, elicit)) as client:
-                pending = await client.session.call_tool("waits", {}, allow_input_required=True)
-                assert isinstance(pending, mt.InputRequiredResult)
-                await anyio.to_thread.run_sync(stopped.wait, WAIT)
-                late = await client.session.call_tool(
-                    "waits",
-                    {},
-                    input_responses={"elicit_1": mt.ElicitResult(action="accept", content={})},
-                    request_state=pending.request_state,
-                    allow_input_required=True,
-                )
-                assert isinstance(late, mt.CallToolResult)
-                return first, bool(late.is_error), _text_of(late)
-
-        first, late_is_error, late_text = asyncio.run(main())
-        self.assertEqual(first, "accept:Ada cancel")
-        self.assertTrue(stopped.is_set())
-        self.assertTrue(late_is_error)
-        self.assertIn("no longer waiting", late_text)
-
-    def test_modern_list_changed_on_listen(self) -> None:
-        from mcp import Client
-
-        async def main() -> list[str]:
-            async with Client(self.server) as client:
-                async with client.listen(tools_list_changed=True) as events:
-                    am.set_tools(self.server, self.tools[:1])
-                    with anyio.fail_after(WAIT):
-                        async for _event in events:
-                            listed = await client.list_tools()
-                            return [t.name for t in listed.tools]
-            return []
-
-        self.assertEqual(asyncio.run(main()), ["echo"])
-
-
-# =============================================================================================
-# The project's client against a server built with the SDK's MCPServer
-# =============================================================================================
-
-
-class MCPServerTest(_Case):
     @_quiet("mcp")
     def test_client_against_mcpserver(self) -> None:
         from mcp.server.mcpserver import MCPServer
@@ -778,321 +1920,9 @@ class MCPServerTest(_Case):
             self.assertTrue(_error_text(_run_one(tools["sdk__add"], '{"a": "x"}')))
 
 
-# =============================================================================================
-# Over stdio and HTTP, with the command line, and faults
-# =============================================================================================
+class TestEverything(_Case):
+    """The project's client against the npm reference server (server-everything)."""
 
-
-class _Fixture(_Case):
-    """Writes a tools file (``fixture``, as ``fixture_file``) into a folder of the class's own."""
-
-    tmp: str
-    target: str
-    fixture = FIXTURE
-    fixture_file = "fixture_tools.py"
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.tmp = tempfile.mkdtemp(prefix="agenttool-mcp-test-")
-        cls.target = os.path.join(cls.tmp, cls.fixture_file)
-        with open(cls.target, "w", encoding="utf-8") as fh:
-            fh.write(cls.fixture)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def serve_command(self) -> list[str]:
-        return [sys.executable, "-m", "agenttool_mcp", "serve", self.target]
-
-    def stdio(self, **kw: Any) -> am.Remote:
-        stderr = open(os.devnull, "w")  # noqa: SIM115
-        self.addCleanup(stderr.close)
-        remote = am.connect(self.serve_command(), env=CHILD_ENV, stderr=stderr, **kw)
-        self.addCleanup(remote.close)
-        return remote
-
-    http_stderr: Any = None
-
-    def start_http(self, *argv: str, bind: str = "127.0.0.1:0") -> str:
-        """Serve the fixture over streamable HTTP at ``bind`` (a port the system picks), with
-        ``argv`` added to the command line; the URL it announces.
-
-        The server's stderr stays readable as ``self.http_stderr`` (the fixture's ``hang``
-        writes "hang started" and "hang cancelled" there)."""
-        proc = subprocess.Popen(
-            [*self.serve_command(), "--http", bind, *argv],
-            env={**os.environ, **CHILD_ENV},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-        def stop() -> None:
-            proc.terminate()
-            try:
-                proc.wait(WAIT)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                proc.kill()
-                proc.wait()
-            if proc.stderr is not None:
-                proc.stderr.close()
-
-        self.addCleanup(stop)
-        assert proc.stderr is not None
-        self.http_stderr = proc.stderr
-        for line in proc.stderr:
-            if line.startswith("agenttool_mcp: serving at "):
-                return line.split()[-1]
-        self.fail("the HTTP server never announced itself")
-
-
-class StdioTest(_Fixture):
-    def test_list_call_progress(self) -> None:
-        remote = self.stdio(prefix="fx")
-        names = [t.name for t in remote.tools()]
-        self.assertIn("fx__upper", names)
-        self.assertEqual(_run_one(remote.lookup("fx__upper"), '{"text": "abc"}').output, "ABC")
-        event = _run_one(remote.lookup("fx__steps"), "")
-        self.assertEqual([r.output for r in event.progress], ["step 1", "step 2", "step 3"])
-        bad = _run_one(remote.lookup("fx__upper"), '{"text": 1, "x": 2}')
-        self.assertIn("invalid arguments", _error_text(bad))
-        self.assertEqual(_error_text(_run_one(remote.lookup("fx__fail"), "")), "the disk is full")
-        image = _run_one(remote.lookup("fx__tiny_image"), "").output
-        self.assertEqual(image[0]["type"], "input_image")
-        self.assertTrue(image[0]["image_url"].startswith("data:image/png;base64,"))
-
-    def test_server_exits_mid_call(self) -> None:
-        remote = self.stdio()
-        event = _run_one(remote.lookup("die"), "")
-        self.assertIn('mcp: call "die": mcp: the connection was lost during', _error_text(event))
-        self.assertFalse(remote.closed)
-        # the next call starts the server again (issue 20)
-        later = _run_one(remote.lookup("upper"), '{"text": "a"}')
-        self.assertEqual(later.output, "A")
-        self.assertEqual(self.stdio().call("upper", {"text": "b"}).output, "B")
-
-    def test_client_disconnects_mid_call(self) -> None:
-        """Closing the connection while a tool hangs ends the call and the server process."""
-        remote = self.stdio(timeout=0.5)
-        self.assertIn("no answer within", _error_text(_run_one(remote.lookup("hang"), "")))
-        self.assertEqual(remote.call("upper", {"text": "still"}).output, "STILL")
-        remote.close()  # the stdio transport ends the child (stdin closed, then signals)
-        self.assertTrue(remote.closed)
-
-    def test_malformed_lines_to_the_server(self) -> None:
-        proc = subprocess.Popen(
-            self.serve_command(),
-            env={**os.environ, **CHILD_ENV},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        }
-        proc.stdin.write("this is not json\n")
-        proc.stdin.write('{"jsonrpc": "2.0", "id": 7, "method": 12}\n')
-        proc.stdin.write(json.dumps(init) + "\n")
-        proc.stdin.flush()
-        answers = []
-        while True:
-            msg = json.loads(proc.stdout.readline())
-            answers.append(msg)
-            if msg.get("id") == 1:
-                break
-        self.assertEqual(answers[-1]["result"]["serverInfo"]["name"], "agenttool")
-        proc.stdin.write(
-            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
-        )
-        proc.stdin.write(
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 2,
-                    "method": "tools/call",
-                    "params": {"name": "upper", "arguments": {"text": "ok"}},
-                }
-            )
-            + "\n"
-        )
-        proc.stdin.flush()
-        while True:
-            msg = json.loads(proc.stdout.readline())
-            if msg.get("id") == 2:
-                break
-        self.assertEqual(msg["result"]["content"][0]["text"], "OK")
-        proc.stdin.close()
-        self.assertEqual(proc.wait(WAIT), 0)
-        proc.stdout.close()
-
-    @_quiet("mcp")
-    def test_malformed_lines_to_the_client(self) -> None:
-        """A server that writes garbage between messages: the client keeps going."""
-        proxy = os.path.join(self.tmp, "noisy.py")
-        with open(proxy, "w", encoding="utf-8") as fh:
-            fh.write(
-                textwrap.dedent(
-                    """
-                import subprocess, sys, threading
-                child = subprocess.Popen(
-                    sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-                )
-                def pump():
-                    for line in sys.stdin.buffer:
-                        child.stdin.write(line); child.stdin.flush()
-                    child.stdin.close()
-                threading.Thread(target=pump, daemon=True).start()
-                for line in child.stdout:
-                    sys.stdout.buffer.write(b"garbage that is not JSON\\n" + line)
-                    sys.stdout.buffer.flush()
-                sys.exit(child.wait())
-                """
-                )
-            )
-        stderr = open(os.devnull, "w")  # noqa: SIM115
-        self.addCleanup(stderr.close)
-        with am.connect(
-            [sys.executable, proxy, *self.serve_command()], env=CHILD_ENV, stderr=stderr
-        ) as remote:
-            self.assertEqual(remote.call("upper", {"text": "x"}).output, "X")
-
-    def test_connect_failure_is_clear(self) -> None:
-        stderr = open(os.devnull, "w")  # noqa: SIM115
-        self.addCleanup(stderr.close)
-        with self.assertRaisesRegex(am.RemoteError, "^mcp: connect: "):
-            am.connect(
-                [sys.executable, "-c", "import sys; sys.exit(1)"],
-                stderr=stderr,
-                connect_timeout=WAIT,
-            )
-
-    def test_cli_list_and_call(self) -> None:
-        def cli(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "agenttool_mcp", *args, "--", *self.serve_command()],
-                env={**os.environ, **CHILD_ENV},
-                capture_output=True,
-                text=True,
-                timeout=WAIT,
-            )
-
-        out = cli("list", "--prefix", "fx")
-        self.assertEqual(out.returncode, 0, out.stderr)
-        defs = json.loads(out.stdout)
-        self.assertIn("fx__upper", [d["name"] for d in defs])
-        out = cli("call", "--tool", "upper", "--args", '{"text": "abc"}')
-        self.assertEqual((out.returncode, out.stdout), (0, "ABC\n"), out.stderr)
-        out = cli("call", "--tool", "fail")
-        self.assertEqual((out.returncode, out.stdout), (1, "Error: the disk is full\n"))
-
-
-class HTTPTest(_Fixture):
-    @_quiet("mcp")
-    def test_http_round_trip_and_disconnect(self) -> None:
-        url = self.start_http()
-        self.assertTrue(url.startswith("http://127.0.0.1:") and url.endswith("/mcp"))
-        with am.connect(url=url, prefix="h", headers={"X-Test": "1"}) as remote:
-            self.assertIn("h__upper", [t.name for t in remote.tools()])
-            self.assertEqual(remote.call("h__upper", {"text": "web"}).output, "WEB")
-            self.assertEqual(remote.call("h__header").output, "1")
-            event = _run_one(remote.lookup("h__steps"), "")
-            self.assertEqual(len(event.progress), 3)
-        # a client that hangs up mid-call leaves the server serving others
-        first = am.connect(url=url)
-        box: list[_Outcome] = []
-        t = threading.Thread(target=lambda: box.append(_run_one(first.lookup("hang"), "")))
-        t.start()
-        self.assertEqual(self.read_until("hang "), "hang started")
-        first.close()
-        self.assertEqual(self.read_until("hang "), "hang cancelled")
-        t.join(WAIT)
-        self.assertFalse(t.is_alive())
-        self.assertIn("mcp: connection closed", _error_text(box[0]))
-        with am.connect(url=url) as second:
-            self.assertEqual(second.call("upper", {"text": "again"}).output, "AGAIN")
-
-    def test_sdk_client_over_http(self) -> None:
-        from mcp import Client
-
-        url = self.start_http()
-
-        async def main() -> tuple[list[str], str, bool]:
-            async with Client(url) as client:
-                listed = await client.list_tools()
-                ok = await client.call_tool("upper", {"text": "sdk"})
-                bad = await client.call_tool("upper", {})
-                return [t.name for t in listed.tools], _text_of(ok), bool(bad.is_error)
-
-        names, text, bad_is_error = asyncio.run(main())
-        self.assertIn("upper", names)
-        self.assertEqual(text, "SDK")
-        self.assertTrue(bad_is_error)
-
-    def read_until(self, prefix: str) -> str:
-        for line in self.http_stderr:
-            if line.startswith(prefix):
-                return str(line.strip())
-        return ""
-
-    def test_unreachable_url(self) -> None:
-        with self.assertRaisesRegex(am.RemoteError, "^mcp: connect: "):
-            am.connect(url=f"http://127.0.0.1:{_free_port()}/mcp", connect_timeout=WAIT)
-
-
-# =============================================================================================
-# Peers from the npm registry
-# =============================================================================================
-
-
-def _node_peers() -> tuple[str, str]:
-    """(server-everything's dist/index.js, the Inspector CLI) or skip, saying why."""
-    if shutil.which("node") is None:
-        absent("node is not on PATH")
-    root = os.environ.get("AGENTTOOL_NODE_PEERS") or os.path.join(
-        os.path.expanduser("~"), ".cache", "agenttool", "node-peers"
-    )
-    mods = os.path.join(root, "node_modules")
-    everything = os.path.join(
-        mods, "@modelcontextprotocol", "server-everything", "dist", "index.js"
-    )
-    inspector = os.path.join(mods, ".bin", "mcp-inspector")
-    if not all(os.path.exists(p) for p in (everything, inspector)):
-        _install_node_peers(root)
-    for path in (everything, inspector):
-        if not os.path.exists(path):
-            absent(f"{path} is missing: {_NODE_PEERS_INSTALL.get(root, '')}")
-    return everything, inspector
-
-
-_NODE_PEERS_INSTALL: dict[str, str] = {}
-
-
-def _install_node_peers(root: str) -> None:
-    """Install the pinned npm peers into ``root`` with .ci/node-peers.sh, once per run."""
-    if root in _NODE_PEERS_INSTALL:
-        return
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".ci", "node-peers.sh")
-    try:
-        done = subprocess.run(
-            ["sh", script, root], capture_output=True, text=True, timeout=600, check=False
-        )
-        _NODE_PEERS_INSTALL[root] = f"npm install exited {done.returncode}: {done.stderr[-500:]}"
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        _NODE_PEERS_INSTALL[root] = f"npm install failed: {exc}"
-
-
-class EverythingTest(_Case):
     def test_server_everything(self) -> None:
         everything, _ = _node_peers()
         stderr = open(os.devnull, "w")  # noqa: SIM115
@@ -1122,50 +1952,609 @@ class EverythingTest(_Case):
             self.assertIsNotNone(at.annotations_of(echo_tool))
 
 
-class InspectorTest(_Fixture):
-    def inspect(self, *args: str) -> subprocess.CompletedProcess[str]:
-        _, inspector = _node_peers()
-        home = tempfile.mkdtemp(prefix="inspector-home-")
-        self.addCleanup(shutil.rmtree, home, True)
-        env = {**os.environ, **CHILD_ENV, "HOME": home}
-        return subprocess.run(
-            [inspector, "--cli", *args], env=env, capture_output=True, text=True, timeout=120
+class TestEverythingLongCall(_Case):
+    """A long call of the npm reference server outlives ``timeout`` while it reports progress."""
+
+    def test_progress_resets_the_idle_timeout(self) -> None:
+        everything, _ = _node_peers()
+        stderr = open(os.devnull, "w")  # noqa: SIM115
+        self.addCleanup(stderr.close)
+        with am.connect(["node", everything, "stdio"], stderr=stderr, timeout=2) as remote:
+            long = _run_one(
+                remote.lookup("trigger-long-running-operation"), '{"duration": 3, "steps": 6}'
+            )
+            self.assertIsNone(long.error)
+            self.assertEqual(len(long.progress), 6)
+
+
+class TestRemoteEras(_Case):
+    """The client speaks 2026-07-28 where the server offers it and the legacy handshake
+    otherwise (``era=`` forces one); list changes reach ``await_refresh`` in both eras."""
+
+    def ours(self) -> Any:
+        server: Any = None
+
+        def grow(call: at.Call) -> at.Result:
+            am.set_tools(server, [*tools, at.new_func("extra", "New.", None, grow)])
+            return at.text("grown")
+
+        def steps(call: at.Call) -> at.Result:
+            at.progress("half", progress=1, total=2)
+            return at.text("done")
+
+        tools = [
+            at.new_func("grow", "Adds a tool.", None, grow),
+            at.new_func("steps", "S.", None, steps, annotations=at.Annotations(read_only=True)),
+        ]
+        server = am.build_server(tools, name="ours")
+        return server
+
+    def theirs(self) -> Any:
+        from mcp.server.mcpserver import Context, MCPServer
+        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+        server = MCPServer("theirs")
+
+        async def grow(ctx: Context) -> str:
+            """Adds a tool."""
+            server.add_tool(lambda: "new", name="extra", structured_output=False)
+            if ctx.request_context.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await ctx.notify_tools_changed()
+            else:
+                await ctx.request_context.session.send_tool_list_changed()
+            return "grown"
+
+        async def steps(ctx: Context) -> str:
+            """Steps."""
+            await ctx.report_progress(1, 2, "half")
+            return "done"
+
+        for fn in (grow, steps):  # this module's string annotations cannot see Context
+            fn.__annotations__ = {"ctx": Context, "return": str}
+        server.add_tool(grow, structured_output=False)
+        read_only = mt.ToolAnnotations(read_only_hint=True)  # no wait for a list change
+        server.add_tool(steps, structured_output=False, annotations=read_only)
+        return server
+
+    def check(self, server: Any, era: str, expected: str) -> None:
+        with am.connect(server=server, era=era, notification_grace=WAIT) as remote:
+            self.assertEqual(remote.protocol_version == "2026-07-28", expected == "modern", era)
+            event = _run_one(remote.lookup("steps"), "")
+            self.assertEqual((event.output, [p.output for p in event.progress]), ("done", ["half"]))
+            self.assertNotIn("extra", [t.name for t in remote.tools()])
+            self.assertEqual(remote.call("grow").output, "grown")
+            remote.await_refresh(WAIT)
+            self.assertIn("extra", [t.name for t in remote.tools()], (era, server))
+
+    @_quiet("mcp")
+    def test_our_server_in_both_eras(self) -> None:
+        for era, expected in (("auto", "modern"), ("legacy", "legacy"), ("2026-07-28", "modern")):
+            self.check(self.ours(), era, expected)
+
+    @_quiet("mcp")
+    def test_sdk_mcpserver_in_both_eras(self) -> None:
+        for era, expected in (("auto", "modern"), ("legacy", "legacy")):
+            self.check(self.theirs(), era, expected)
+
+
+class TestRemoteTimeouts(_Case):
+    """``timeout`` is an idle limit each progress notification starts again; ``max_timeout``
+    bounds the whole call whatever its progress."""
+
+    def setUp(self) -> None:
+        self.cancelled = threading.Event()
+
+        def slow_steps(call: at.Call) -> at.Result:
+            for i in range(8):  # 3.2 s in all, 0.4 s between progress notifications
+                at.progress(f"step {i}", progress=i, total=8)
+                if at.cancel_event().wait(0.4):
+                    break
+            return at.text("all steps")
+
+        def ticker(call: at.Call) -> at.Result:
+            while not at.cancel_event().wait(0.1):
+                at.progress("tick")
+            self.cancelled.set()
+            return at.text("stopped")
+
+        self.server = am.build_server(
+            [
+                at.new_func("slow_steps", "Slow.", None, slow_steps),
+                at.new_func("ticker", "Ticks.", None, ticker),
+                at.new_func("quick", "Quick.", None, lambda call: at.text("quick")),
+            ]
         )
 
-    def check(self, server: list[str]) -> None:
-        listed = self.inspect(*server, "--method", "tools/list")
-        self.assertEqual(listed.returncode, 0, listed.stderr)
-        tools = {t["name"]: t for t in json.loads(listed.stdout)["tools"]}
-        self.assertEqual(tools["upper"]["inputSchema"]["additionalProperties"], False)
-        self.assertEqual(
-            tools["upper"]["inputSchema"]["properties"]["text"]["description"], "Words"
+    def test_progress_keeps_a_call_alive_past_its_timeout(self) -> None:
+        with am.connect(server=self.server, timeout=2.5, era="legacy") as remote:
+            event = _run_one(remote.lookup("slow_steps"), "")
+            self.assertEqual(event.output, "all steps")
+            self.assertEqual(len(event.progress), 8)
+        with am.connect(server=self.server, timeout=2.5, era="auto") as remote:
+            self.assertEqual(remote.call("slow_steps").output, "all steps")
+
+    def test_max_timeout_ends_a_call_that_keeps_reporting(self) -> None:
+        with am.connect(server=self.server, timeout=WAIT, max_timeout=1) as remote:
+            with self.assertRaises(am.RemoteError) as caught:
+                remote.call("ticker")
+            self.assertEqual(
+                str(caught.exception), 'mcp: call "ticker": not done within 1s (max_timeout)'
+            )
+            self.assertTrue(self.cancelled.wait(WAIT), "the server's tool never saw the cancel")
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("quick").output, "quick")
+
+    def test_bad_limits_refused(self) -> None:
+        for kw in ({"timeout": 0}, {"max_timeout": -1}, {"era": "2024-11-05"}):
+            with self.assertRaises(ValueError):
+                am.connect(server=self.server, **cast(Any, kw))
+
+
+class TestRemoteMisuse(_Case):
+    """The client API's edges: a host's mistake gets a clear error, a closed remote says so,
+    and a coroutine progress callback is awaited."""
+
+    def setUp(self) -> None:
+        self.server = am.build_server([at.new_func("x", "X.", None, lambda c: at.text("x"))])
+
+    def test_bad_targets_refused(self) -> None:
+        for kw in ({}, {"command": []}, {"url": "http://127.0.0.1:1/mcp", "server": self.server}):
+            with self.assertRaisesRegex(ValueError, "exactly one of"):
+                am.connect(**cast(Any, kw))
+        with self.assertRaisesRegex(ValueError, "non-empty list"):
+            am.connect(cast(Any, "python server.py"))
+
+    def test_async_misuse(self) -> None:
+        async def main() -> tuple[str, str]:
+            async with am.aconnect(server=self.server) as remote:
+                with self.assertRaises(RuntimeError) as twice:
+                    await remote.open()
+                with self.assertRaises(RuntimeError) as on_loop:
+                    remote.tools()[0].execute(at.Call("c", {}))
+                return str(twice.exception), str(on_loop.exception)
+
+        twice, on_loop = asyncio.run(main())
+        self.assertEqual(twice, "this remote is already open")
+        self.assertIn("execute() was called on the connection's own event loop", on_loop)
+
+    def test_async_progress_callback_is_awaited(self) -> None:
+        def steps(call: at.Call) -> at.Result:
+            at.progress("one", progress=1, total=2)
+            at.progress("two", progress=2, total=2)
+            return at.text("done")
+
+        server = am.build_server([at.new_func("steps", "Steps.", None, steps)])
+
+        async def main() -> list[Any]:
+            seen: list[Any] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                await asyncio.sleep(0)
+                seen.append((p, total, message))
+
+            async with am.aconnect(server=server) as remote:
+                result = await remote.call("steps", on_progress=on_progress)
+            return [result.output, seen]
+
+        self.assertEqual(asyncio.run(main()), ["done", [(1, 2, "one"), (2, 2, "two")]])
+
+    def test_closed_remote_says_so(self) -> None:
+        remote = am.connect(server=self.server)
+        tool = remote.lookup("x")
+        remote.close()
+        self.assertTrue(remote.closed)
+        self.assertIsNone(remote.protocol_version)
+        for name in ("x", "nope"):
+            with self.assertRaisesRegex(am.RemoteError, "mcp: connection closed$"):
+                remote.call(name)
+        self.assertEqual(_error_text(_run_one(tool, "")), 'mcp: call "x": mcp: connection closed')
+
+
+FAULTY = textwrap.dedent(
+    r'''
+    """A raw stdio MCP server (no SDK) with one fault per tool; legacy era only."""
+    import json
+    import sys
+
+    out = sys.stdout.buffer
+    state = {"list_error": False, "endless_pages": False, "silent_list": False}
+
+
+    def send(obj, bad=b""):
+        out.write(json.dumps(obj).encode().replace(b"@BAD@", bad) + b"\n")
+        out.flush()
+
+
+    def error(mid, code, message):
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}})
+
+
+    def text(mid, value, bad=b""):
+        result = {"content": [{"type": "text", "text": value}]}
+        send({"jsonrpc": "2.0", "id": mid, "result": result}, bad)
+
+
+    NAMES = (
+        "echo", "closed", "timeout", "bad_byte", "bad_line", "cut_sequence", "break_list",
+        "endless_pages", "silent_list",
+    )
+    TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in NAMES]
+    for line in sys.stdin.buffer:
+        msg = json.loads(line)
+        mid, method = msg.get("id"), msg.get("method")
+        if mid is None:
+            continue
+        if method == "initialize":
+            result = {
+                "protocolVersion": msg["params"]["protocolVersion"],
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "faulty", "version": "0"},
+            }
+            send({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "tools/list" and state["list_error"]:
+            error(mid, -32000, "the tool registry went away")
+        elif method == "tools/list" and state["silent_list"]:
+            pass  # never answered
+        elif method == "tools/list" and state["endless_pages"]:
+            result = {"tools": TOOLS, "nextCursor": "again"}
+            send({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+        elif method == "tools/call":
+            name = msg["params"]["name"]
+            if name == "closed":
+                error(mid, -32000, "the database went away")
+            elif name == "timeout":
+                error(mid, -32001, "upstream took too long")
+            elif name == "bad_byte":
+                text(mid, "caf@BAD@", b"\xff")
+            elif name == "bad_line":
+                out.write(b"\xfe\xff not even text\n")
+                text(mid, "after the noise")
+            elif name == "cut_sequence":
+                text(mid, "caf@BAD@", b"\xc3")
+            elif name == "silent_list":
+                state["silent_list"] = True
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                text(mid, "silent")
+            elif name == "endless_pages":
+                state["endless_pages"] = True
+                text(mid, "endless")
+            elif name == "break_list":
+                state["list_error"] = True
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                text(mid, "broken")
+            else:
+                text(mid, "ok")
+        else:
+            error(mid, -32601, "Method not found")
+    '''
+)
+
+
+class TestRemoteFaults(_Fixture):
+    """Faults on the server's side end in a clear error, never a dead connection or a hang."""
+
+    def faulty(self) -> list[str]:
+        path = os.path.join(self.tmp, "faulty.py")
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(FAULTY)
+        return [sys.executable, path]
+
+    def run_child(self, code: str) -> str:
+        """Run ``code`` in a child process bounded by WAIT: a hang fails, never blocks."""
+        try:
+            out = subprocess.run(
+                [sys.executable, "-X", "dev", "-c", textwrap.dedent(code), *self.faulty()],
+                env={**os.environ, **CHILD_ENV},
+                capture_output=True,
+                text=True,
+                timeout=WAIT,
+            )
+        except subprocess.TimeoutExpired:
+            self.fail("the client hung")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout + out.stderr
+
+    @_quiet("mcp")
+    def test_server_errors_keep_their_message_and_the_connection(self) -> None:
+        for timeout in (None, WAIT):
+            with am.connect(self.faulty(), timeout=timeout) as remote:
+                with self.assertRaises(am.RemoteError) as caught:
+                    remote.call("closed")
+                self.assertEqual(
+                    str(caught.exception), 'mcp: call "closed": the database went away'
+                )
+                self.assertFalse(remote.closed)
+                with self.assertRaises(am.RemoteError) as caught:
+                    remote.call("timeout")
+                self.assertEqual(
+                    str(caught.exception), 'mcp: call "timeout": upstream took too long'
+                )
+                self.assertFalse(remote.closed)
+                self.assertEqual(remote.call("echo").output, "ok")
+
+    @_quiet("mcp")
+    def test_server_error_on_a_refresh_keeps_the_connection(self) -> None:
+        errors: list[BaseException] = []
+        with am.connect(self.faulty(), on_refresh_error=errors.append) as remote:
+            self.assertEqual(remote.call("break_list").output, "broken")
+            with self.assertRaisesRegex(am.RemoteError, "the tool registry went away"):
+                remote.await_refresh(WAIT)
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("echo").output, "ok")
+        self.assertEqual(len(errors), 1)
+
+    def test_forced_era_the_server_lacks_says_so(self) -> None:
+        with self.assertRaisesRegex(am.RemoteError, 'era="2026-07-28" was forced') as caught:
+            am.connect(self.faulty(), era="2026-07-28", connect_timeout=WAIT)
+        self.assertTrue(str(caught.exception).startswith("mcp: connect: "))
+        with am.connect(self.faulty(), era="auto") as remote:  # the legacy fallback
+            self.assertEqual(remote.protocol_version, "2025-11-25")
+
+    def test_unanswered_listing_ends_within_the_timeout(self) -> None:
+        errors: list[BaseException] = []
+        with am.connect(self.faulty(), timeout=0.5, on_refresh_error=errors.append) as remote:
+            self.assertEqual(remote.call("silent_list").output, "silent")
+            with self.assertRaisesRegex(am.RemoteError, "^mcp: list tools: no answer within 0.5s"):
+                remote.refresh()
+            self.assertFalse(remote.closed)
+            self.assertEqual(remote.call("echo").output, "ok")
+        self.assertIn("no answer within 0.5s", str(errors[0]))
+
+    def test_endless_pages_end_in_an_error(self) -> None:
+        with am.connect(self.faulty()) as remote:
+            self.assertEqual(remote.call("endless_pages").output, "endless")
+            with self.assertRaisesRegex(am.RemoteError, "the server repeated cursor 'again'"):
+                remote.refresh()
+            self.assertFalse(remote.closed)
+            self.assertIn("echo", [t.name for t in remote.tools()])  # the old snapshot stays
+            self.assertEqual(remote.call("echo").output, "ok")
+
+    def test_invalid_utf8_on_stdout_is_tolerated(self) -> None:
+        out = self.run_child(
+            """
+            import logging, sys
+            import agenttool_mcp as am
+            logging.disable(logging.CRITICAL)
+            with am.connect(sys.argv[1:]) as remote:
+                for name in ("bad_byte", "bad_line", "cut_sequence", "echo"):
+                    print(name, ascii(remote.call(name).output), remote.closed)
+            """
         )
-        called = self.inspect(
-            *server, "--method", "tools/call", "--tool-name", "upper", "--tool-arg", "text=abc"
+        self.assertIn("bad_byte 'caf\\ufffd' False", out)
+        self.assertIn("bad_line 'after the noise' False", out)
+        self.assertIn("cut_sequence 'caf\\ufffd' False", out)
+        self.assertIn("echo 'ok' False", out)
+
+    def test_connect_timeout_leaves_nothing_unretrieved(self) -> None:
+        out = self.run_child(
+            """
+            import gc, sys
+            import agenttool_mcp as am
+            silent = [sys.executable, "-c", "import time; time.sleep(60)"]
+            failing = [sys.executable, "-c", "import sys; sys.exit(1)"]
+            for command in (silent, silent, failing):
+                try:
+                    am.connect(command, connect_timeout=0.2 if command is silent else 30)
+                except am.RemoteError as exc:
+                    print(exc)
+                gc.collect()
+            """
         )
-        self.assertEqual(called.returncode, 0, called.stderr)
-        self.assertEqual(json.loads(called.stdout)["content"][0]["text"], "ABC")
-        invalid = self.inspect(*server, "--method", "tools/call", "--tool-name", "upper")
-        self.assertEqual(invalid.returncode, 5, invalid.stdout + invalid.stderr)
-        body = json.loads(invalid.stdout)
-        self.assertTrue(body["isError"])
-        self.assertIn("invalid arguments", body["content"][0]["text"])
-        self.assertIn("text", body["content"][0]["text"])
+        self.assertIn("mcp: connect: no answer within 0.2s", out)
+        self.assertIn("mcp: connect: Connection closed", out)
+        self.assertNotIn("never retrieved", out)
 
-    def test_inspector_over_stdio(self) -> None:
-        self.check(self.serve_command())
+    def test_connect_timeout_defaults_to_30s(self) -> None:
+        import inspect
 
-    def test_inspector_over_http(self) -> None:
-        _node_peers()
-        self.check([self.start_http(), "--transport", "http"])
+        for fn in (am.connect, am.aconnect):
+            self.assertEqual(inspect.signature(fn).parameters["connect_timeout"].default, 30.0)
 
 
-# =============================================================================================
-# OAuth token stores
-# =============================================================================================
+THEIRS_HTTP = textwrap.dedent(
+    """
+    import sys
+
+    from mcp.server.mcpserver import Context, MCPServer
+
+    server = MCPServer("theirs")
 
 
-class TokenStoreTest(_Case):
+    @server.tool(structured_output=False)
+    async def grow(ctx: Context) -> str:
+        \"\"\"Adds a tool.\"\"\"
+        server.add_tool(lambda: "new", name="extra", structured_output=False)
+        await ctx.notify_tools_changed()
+        return "grown"
+
+
+    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    """
+)
+
+
+class TestSessionRestart(_Fixture):
+    """A server restarted behind the same address forgot the session: the client starts a new
+    one and sends the request again, once (the spec's MUST on HTTP 404)."""
+
+    def serve_script(self, name: str, text: str) -> tuple[int, list[str], Callable[[], None]]:
+        """Write a server script (it takes its port as its argument) and serve it over HTTP on
+        a free port: the port, the command, and a stop."""
+        script = os.path.join(self.tmp, name)
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        port = _free_port()
+        command = [sys.executable, script, str(port)]
+        return port, command, self.serve_at(port, command)
+
+    def serve_at(self, port: int, command: list[str] | None = None) -> Callable[[], None]:
+        """Serve over HTTP on ``port`` (the fixture, or ``command`` given the port); a stop."""
+        proc = subprocess.Popen(
+            command or [*self.serve_command(), "--http", f"127.0.0.1:{port}"],
+            env={**os.environ, **CHILD_ENV},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        drain = threading.Thread(target=proc.stderr.read, daemon=True)  # a full pipe blocks it
+        drain.start()
+        announced = False
+        for _ in range(int(WAIT / 0.05)):  # until the port takes connections
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    announced = True
+                    break
+            if proc.poll() is not None:
+                break
+            threading.Event().wait(0.05)
+
+        def stop() -> None:  # a crash: the session dies with the process
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(WAIT)
+            drain.join(WAIT)
+            assert proc.stderr is not None
+            proc.stderr.close()
+
+        self.addCleanup(stop)
+        self.assertTrue(announced, "the HTTP server never announced itself")
+        return stop
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_restarted_server_gets_a_new_session(self) -> None:
+        for era in ("legacy", "auto"):
+            port = _free_port()
+            stop = self.serve_at(port)
+            with am.connect(url=f"http://127.0.0.1:{port}/mcp", era=era) as remote:
+                self.assertEqual(remote.call("upper", {"text": "a"}).output, "A")
+                stop()
+                stop = self.serve_at(port)
+                self.assertEqual(remote.call("upper", {"text": "b"}).output, "B", era)
+                self.assertEqual(_run_one(remote.lookup("upper"), '{"text": "c"}').output, "C")
+                stop()
+                stop = self.serve_at(port)
+                remote.refresh()  # a listing renews the session too
+                self.assertIn("upper", [t.name for t in remote.tools()])
+                self.assertFalse(remote.closed)
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_restarted_server_that_stays_silent_closes_the_remote(self) -> None:
+        """A new session that never opens ends the connection after ``connect_timeout``."""
+        import http.server
+
+        release = threading.Event()
+        self.addCleanup(release.set)
+
+        class ForgetfulThenSilent(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                if self.headers.get("mcp-session-id"):
+                    self.send_response(404)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                else:
+                    release.wait(WAIT)  # the new session's handshake: no answer
+
+            def do_DELETE(self) -> None:
+                self.send_response(404)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        port = _free_port()
+        stop = self.serve_at(port)
+        with am.connect(
+            url=f"http://127.0.0.1:{port}/mcp", era="legacy", connect_timeout=1
+        ) as remote:
+            stop()
+            silent = http.server.ThreadingHTTPServer(("127.0.0.1", port), ForgetfulThenSilent)
+            silent.daemon_threads = True
+            threading.Thread(target=silent.serve_forever, daemon=True).start()
+            self.addCleanup(silent.server_close)
+            self.addCleanup(silent.shutdown)
+            with self.assertRaises(am.RemoteError) as caught:
+                remote.call("upper", {"text": "x"})
+            self.assertEqual(
+                str(caught.exception),
+                'mcp: call "upper": mcp: connection lost: no new session within 1s',
+            )
+            self.assertTrue(remote.closed)
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_list_changes_followed_across_a_restart(self) -> None:
+        """On 2026-07-28 the listen stream lost with the server is opened again."""
+        port, command, stop = self.serve_script("theirs_http.py", THEIRS_HTTP)
+        url = f"http://127.0.0.1:{port}/mcp"
+        with am.connect(url=url, notification_grace=WAIT) as remote:
+            self.assertEqual(remote.protocol_version, "2026-07-28")
+            stop()
+            stop = self.serve_at(port, command)
+            self.assertEqual(remote.call("grow").output, "grown")
+            for _ in range(int(WAIT / 0.05)):
+                remote.await_refresh(WAIT)
+                if "extra" in [t.name for t in remote.tools()]:
+                    break
+                threading.Event().wait(0.05)
+            self.assertIn("extra", [t.name for t in remote.tools()])
+
+
+BIG_SSE_HTTP = textwrap.dedent(
+    """
+    import sys
+
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("big-sse")
+
+
+    @server.tool(structured_output=False)
+    def big(n: int) -> str:
+        \"\"\"n times x.\"\"\"
+        return "x" * n
+
+
+    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    """
+)
+
+
+class TestLargeEventsFromOtherServers(_Fixture):
+    """The SDK's own server sends a legacy-era reply as one SSE event; our client takes events
+    far beyond the SDK client's 1 MiB, so a large result crosses HTTP as it does stdio."""
+
+    serve_at = TestSessionRestart.serve_at
+    serve_script = TestSessionRestart.serve_script
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    def test_a_result_over_one_mebibyte_from_the_sdk_server_in_the_legacy_era(self) -> None:
+        port, _, stop = self.serve_script("big_sse.py", BIG_SSE_HTTP)
+        self.addCleanup(stop)
+        url = f"http://127.0.0.1:{port}/mcp"
+        with am.connect(url=url, era="legacy", connect_timeout=WAIT) as remote:
+            self.assertNotEqual(remote.protocol_version, "2026-07-28")
+            self.assertEqual(len(remote.call("big", {"n": 3 * 1024 * 1024}).output), 3 << 20)
+            self.assertEqual(remote.call("big", {"n": 2}).output, "xx")
+            self.assertFalse(remote.closed)
+
+
+# ---------------------------------------------------------------------------------------------
+# OAuth token stores (the SDK's TokenStorage protocol)
+# ---------------------------------------------------------------------------------------------
+
+
+class TestTokenStore(_Case):
+    """The OAuth token stores, alone and under the SDK's OAuth client."""
+
     def exercise(self, store: Any) -> None:
         from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
@@ -1403,475 +2792,6 @@ class TokenStoreTest(_Case):
         self.assertIsNotNone(provider)
 
 
-# =============================================================================================
-# Issue 10, the server side: structured results, definitions, faults, Origin, scale
-# =============================================================================================
-
-
-@dataclasses.dataclass
-class _Point:
-    x: int
-    label: str = "origin"
-
-
-def _point(x: int) -> _Point:
-    """A point."""
-    return _Point(x)
-
-
-def _squares(n: int) -> list[int]:
-    """Squares."""
-    return [i * i for i in range(n)]
-
-
-def _maybe(x: int) -> _Point | None:
-    """A point, or none for 0."""
-    return _Point(x) if x else None
-
-
-def _picture() -> dict[str, Any]:
-    """An image part: its content is the value, so no JSON text is added beside it."""
-    return at.image(b"\x89PNG\r\n\x1a\n", "image/png")
-
-
-def _liar(x: int) -> _Point:
-    """Says a point, returns text."""
-    return cast(Any, "not a point")
-
-
-class TestStructuredOverMCP(_Case):
-    def setUp(self) -> None:
-        functions = (_point, _squares, _maybe, _liar, _picture)
-        self.tools = [at.new(fn.__name__[1:], "", fn) for fn in functions]
-        self.tools.append(
-            at.new_func(
-                "plain",
-                "Text only.",
-                None,
-                lambda c: "plain text",
-                annotations=at.Annotations(title="Plain"),
-            )
-        )
-        self.tools[-1].icons = [{"src": "https://x.test/i.png", "mimeType": "image/png"}]  # type: ignore[attr-defined]
-        self.tools[0].title = "A point"  # type: ignore[attr-defined]
-        self.server = am.build_server(self.tools, name="shapes")
-
-    def local(self, name: str, args: dict[str, Any]) -> at.Result:
-        tool = next(t for t in self.tools if t.name == name)
-        return tool.execute(at.Call("1", args))
-
-    def test_round_trip_through_our_client_keeps_the_value(self) -> None:
-        with am.connect(server=self.server) as remote:
-            for name, args in (
-                ("point", {"x": 2}),
-                ("squares", {"n": 4}),
-                ("maybe", {"x": 0}),
-                ("maybe", {"x": 5}),
-                ("picture", {}),
-            ):
-                got, want = remote.call(name, args), self.local(name, args)
-                self.assertEqual(got.structured, want.structured, name)
-                self.assertEqual(got.output, want.output, name)  # the JSON text, once
-            self.assertIsNone(remote.call("plain").structured)
-
-    def test_remote_tools_report_the_output_schema_the_tool_has(self) -> None:
-        with am.connect(server=self.server) as remote:
-            tools = {t.name: t for t in remote.tools()}
-        for local in self.tools:
-            mine = at.output_schema_of(local)
-            self.assertEqual(at.output_schema_of(tools[local.name]), mine, local.name)
-        self.assertEqual(at.output_schema_of(tools["squares"])["type"], "array")  # unwrapped
-        self.assertIsNone(at.output_schema_of(tools["plain"]))
-
-    def test_served_definitions_and_what_the_sdk_client_sees(self) -> None:
-        from mcp import Client
-
-        async def main(mode: str) -> dict[str, Any]:
-            async with Client(self.server, mode=mode) as client:
-                listed = {t.name: t for t in (await client.list_tools()).tools}
-                point = await client.call_tool("point", {"x": 3})  # the SDK validates it
-                squares = await client.call_tool("squares", {"n": 3})
-                liar = await client.call_tool("liar", {"x": 1})
-                picture = await client.call_tool("picture", {})
-                return {
-                    "listed": listed,
-                    "version": client.server_info and client.server_info.version,
-                    "point": point,
-                    "squares": squares,
-                    "liar": liar,
-                    "picture": picture,
-                }
-
-        for mode in ("legacy", "auto"):
-            out = asyncio.run(main(mode))
-            listed = out["listed"]
-            self.assertEqual(out["version"], at.__version__)
-            self.assertEqual(listed["point"].output_schema, at.output_schema_of(self.tools[0]))
-            wrapped = listed["squares"].output_schema
-            self.assertEqual(
-                wrapped["properties"]["result"], {"type": "array", "items": {"type": "integer"}}
-            )
-            self.assertEqual(wrapped["required"], ["result"])
-            self.assertIsNone(listed["plain"].output_schema)
-            self.assertEqual(listed["plain"].title, "Plain")  # the annotations' title
-            self.assertEqual(listed["point"].title, "A point")  # the tool's own
-            self.assertEqual(listed["plain"].icons[0].src, "https://x.test/i.png")
-            self.assertIsNone(listed["point"].icons)
-            point = out["point"]
-            self.assertEqual(point.structured_content, {"x": 3, "label": "origin"})
-            self.assertEqual([b.text for b in point.content], ['{"x":3,"label":"origin"}'])
-            self.assertEqual(out["squares"].structured_content, {"result": [0, 1, 4]})
-            self.assertEqual(len(out["squares"].content), 1)
-            # a value that does not fit its own schema is the tool's error, not a bad result
-            self.assertTrue(out["liar"].is_error)
-            self.assertIn("does not fit its output schema", _text_of(out["liar"]))
-            # an image the tool returned is its content: no base64 JSON text beside it
-            self.assertEqual([b.type for b in out["picture"].content], ["image"])
-            self.assertEqual(out["picture"].structured_content["type"], "input_image")
-
-    def test_structured_content_is_appended_only_when_no_text_carries_it(self) -> None:
-        value = {"a": [1, 2]}
-
-        def result(*texts: str, structured: Any = value, **kw: Any) -> at.Result:
-            blocks = [mt.TextContent(type="text", text=t) for t in texts]
-            return am.result_of(
-                mt.CallToolResult(content=blocks, structured_content=structured, **kw)
-            )
-
-        carried = result('{"a": [1, 2]}')
-        self.assertEqual((carried.output, carried.structured), ('{"a": [1, 2]}', value))
-        other = result("two numbers")
-        self.assertEqual(other.output, "two numbers")
-        self.assertEqual(other.structured, value)
-        self.assertEqual(result().output, '{"a":[1,2]}')
-        # an image and its structured description: the JSON is added once, as a part
-        img = mt.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")
-        parts = am.result_of(mt.CallToolResult(content=[img], structured_content=value)).output
-        self.assertEqual([p["type"] for p in parts], ["input_image", "text"])
-        # our server's wrapper comes off; anyone else's {"result": ...} stays as it was sent
-        meta = {am._WRAPPED_META_KEY: True}
-        self.assertEqual(result("[1]", structured={"result": [1]}, _meta=meta).structured, [1])
-        self.assertEqual(result("[1]", structured={"result": [1]}).structured, {"result": [1]})
-        self.assertEqual(result("[1]", structured={"result": [1]}, _meta=meta).output, "[1]")
-
-
-class TestServerFidelity(_Case):
-    def setUp(self) -> None:
-        self.tools = [at.new_func(f"t{i}", f"Tool {i}.", None, lambda c: "ok") for i in range(5)]
-        self.server = am.build_server(self.tools, page_size=2)
-
-    def test_unknown_tool_error_lists_the_tools(self) -> None:
-        from mcp import Client
-
-        async def main() -> mt.CallToolResult:
-            async with Client(self.server, mode="legacy") as client:
-                return await client.call_tool("nope", {})
-
-        r = asyncio.run(main())
-        self.assertTrue(r.is_error)
-        self.assertEqual(_text_of(r), 'unknown tool "nope"; the tools are: t0, t1, t2, t3, t4')
-
-    def test_a_cursor_the_server_never_issued_is_refused(self) -> None:
-        from mcp import Client
-        from mcp.shared.exceptions import MCPError
-
-        async def main() -> tuple[list[str], dict[str, Any]]:
-            names: list[str] = []
-            refused: dict[str, Any] = {}
-            async with Client(self.server, mode="legacy") as client:
-                session = client.session
-                cursor = None
-                while True:
-                    params = mt.PaginatedRequestParams(cursor=cursor) if cursor else None
-                    page = await session.list_tools(params=params)
-                    names += [t.name for t in page.tools]
-                    cursor = page.next_cursor
-                    if not cursor:
-                        break
-                for bad in ("6", "1", "-2", "02", "abc", "", "4x"):
-                    try:
-                        await session.list_tools(params=mt.PaginatedRequestParams(cursor=bad))
-                        refused[bad] = None
-                    except MCPError as exc:
-                        refused[bad] = exc.error.code
-            return names, refused
-
-        names, refused = asyncio.run(main())
-        self.assertEqual(names, ["t0", "t1", "t2", "t3", "t4"])
-        self.assertEqual(refused, dict.fromkeys(refused, -32602))
-        # a server that does not page issues no cursor at all
-        self.server = am.build_server(self.tools)
-        names, refused = asyncio.run(main())
-        self.assertEqual(names, ["t0", "t1", "t2", "t3", "t4"])
-        self.assertEqual(refused, dict.fromkeys(refused, -32602))
-
-
-BIG_FIXTURE = textwrap.dedent(
-    """
-    import dataclasses
-    import os
-
-    import agenttool as at
-
-
-    @at.tool
-    def big(n: int) -> str:
-        \"\"\"n bytes of text.\"\"\"
-        return "x" * n
-
-
-    @at.tool
-    def big_after_progress(n: int) -> str:
-        \"\"\"n bytes of text after one progress report.\"\"\"
-        at.progress("half")
-        return "y" * n
-
-
-    @at.tool
-    def worker(n: int) -> dict:
-        \"\"\"Which process served call n.\"\"\"
-        return {"n": n, "pid": os.getpid()}
-
-
-    @dataclasses.dataclass
-    class Many:
-        items: list[str]
-
-
-    @at.tool
-    def many(n: int) -> Many:
-        \"\"\"n items, structured.\"\"\"
-        return Many([str(i) for i in range(n)])
-
-
-    @at.tool
-    def ask() -> str:
-        \"\"\"Asks the user a name, answers with it.\"\"\"
-        schema = {"type": "object", "properties": {"n": {"type": "string"}}}
-        answer = at.elicit(at.Elicitation("Your name?", schema))
-        return f"{answer.action.value}:{(answer.content or {}).get('n')}"
-    """
-)
-
-
-class _BigServer(_Fixture):
-    fixture = BIG_FIXTURE
-    fixture_file = "big_tools.py"
-
-
-TEN_MB = 10 * 1024 * 1024
-
-
-class TestLargeResultsOverHTTP(_BigServer):
-    def test_ten_megabytes_with_our_client(self) -> None:
-        url = self.start_http()
-        with am.connect(url=url, connect_timeout=WAIT) as remote:
-            self.assertEqual(remote.call("big", {"n": TEN_MB}).output, "x" * TEN_MB)
-            many = remote.call("many", {"n": 200_000})  # structured, 1.5 MB: once, not twice
-            self.assertEqual(len(many.structured["items"]), 200_000)
-            self.assertEqual(json.loads(many.output), many.structured)
-            self.assertEqual(remote.call("big", {"n": 3}).output, "xxx")
-            self.assertFalse(remote.closed)
-
-    def test_ten_megabytes_with_the_sdk_client_in_both_eras(self) -> None:
-        from mcp import Client
-
-        url = self.start_http()
-
-        async def main(mode: str) -> tuple[str, int, str]:
-            async with Client(url, mode=mode) as client:
-                r = await client.call_tool("big_after_progress", {"n": TEN_MB})
-                after = await client.call_tool("big", {"n": 2})
-                return client.protocol_version, len(_text_of(r)), _text_of(after)
-
-        legacy = asyncio.run(main("legacy"))
-        modern = asyncio.run(main("auto"))
-        self.assertNotEqual(legacy[0], "2026-07-28")
-        self.assertEqual(modern[0], "2026-07-28")
-        self.assertEqual(legacy[1:], (TEN_MB, "xx"))
-        self.assertEqual(modern[1:], (TEN_MB, "xx"))
-
-    def test_a_large_result_on_an_open_stream_is_a_clear_error(self) -> None:
-        """Progress opens the SSE stream; a reply over 1 MiB then cannot be one event, so the
-        call fails saying why and the connection goes on."""
-        url = self.start_http()
-        with am.connect(url=url, connect_timeout=WAIT) as remote:
-            out = _run_one(remote.lookup("big_after_progress"), {"n": 2 * 1024 * 1024})
-            self.assertEqual(len(out.progress), 1)
-            self.assertIn("too large for one event of the SSE stream", _error_text(out))
-            self.assertEqual(remote.call("big", {"n": 3}).output, "xxx")
-            self.assertFalse(remote.closed)
-
-    def test_a_question_still_reaches_the_client_in_both_eras(self) -> None:
-        """A question opens the reply's stream (legacy) or becomes an input request (2026)."""
-        from mcp import Client
-
-        url = self.start_http()
-
-        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
-            return mt.ElicitResult(action="accept", content={"n": "Ada"})
-
-        async def main(mode: str) -> str:
-            async with Client(url, mode=mode, elicitation_callback=cast(Any, elicit)) as client:
-                return _text_of(await client.call_tool("ask", {}))
-
-        self.assertEqual(asyncio.run(main("legacy")), "accept:Ada")
-        self.assertEqual(asyncio.run(main("auto")), "accept:Ada")
-
-    def test_sse_events_are_read_with_every_line_ending(self) -> None:
-        for eol in (b"\r\n", b"\n", b"\r"):
-            one = b"event: message" + eol + b"data: {}" + eol + eol
-            ping = b": ping" + eol + eol
-            self.assertEqual(am._event_end(ping + one), (len(ping) - 2 * len(eol), 2 * len(eol)))
-            self.assertEqual(am._event_data(one), b"{}")
-            self.assertIsNone(am._event_data(ping))
-            self.assertEqual(am._event_end(one[:-1])[0], -1)  # not complete yet
-        self.assertEqual(am._event_data(b"data: a\ndata: b\n\n"), b"a\nb")
-
-    @unittest.skipUnless(socket.has_ipv6, "this system has no IPv6")
-    def test_an_ipv6_bind(self) -> None:
-        try:
-            with socket.socket(socket.AF_INET6) as probe:
-                probe.bind(("::1", 0))
-        except OSError:
-            self.skipTest("::1 cannot be bound here")
-        url = self.start_http(bind="[::1]:0")
-        self.assertTrue(url.startswith("http://[::1]:"), url)
-        with am.connect(url=url, connect_timeout=WAIT) as remote:
-            self.assertEqual(remote.call("big", {"n": 2}).output, "xx")
-
-
-def _initialize(url: str, origin: str | None) -> int:
-    """The HTTP status of an initialize POST to ``url`` sent with ``origin`` (or none)."""
-    import urllib.error
-    import urllib.request
-
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    if origin is not None:
-        headers["Origin"] = origin
-    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=WAIT) as answer:
-            answer.read()
-            return int(answer.status)
-    except urllib.error.HTTPError as exc:
-        exc.read()
-        return int(exc.code)
-
-
-class TestOrigin(_BigServer):
-    def test_a_loopback_bind(self) -> None:
-        url = self.start_http(
-            "--allow-origin", "https://app.example", "--allow-origin", "https://b.test:*"
-        )
-        self.assertEqual(_initialize(url, None), 200)  # not a browser
-        self.assertEqual(_initialize(url, "http://localhost:5173"), 200)  # loopback, as before
-        self.assertEqual(_initialize(url, "https://app.example"), 200)
-        self.assertEqual(_initialize(url, "https://b.test:8443"), 200)
-        self.assertEqual(_initialize(url, "https://evil.example"), 403)
-        self.assertEqual(_initialize(url, "https://app.example.evil.test"), 403)
-        self.assertEqual(_initialize(url, "null"), 403)
-
-    def test_an_asgi_app_whose_bind_nobody_knows(self) -> None:
-        """asgi_app cannot know its bind: only the origins it is told are allowed."""
-        import uvicorn
-
-        app = am.asgi_app(
-            [at.new_func("t", "T.", None, lambda c: "ok")], allow_origins=["https://a.test"]
-        )
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        self.addCleanup(thread.join, WAIT)
-        self.addCleanup(setattr, server, "should_exit", True)
-        for _ in range(int(WAIT * 100)):
-            if server.started:
-                break
-            threading.Event().wait(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        url = f"http://127.0.0.1:{port}/mcp"
-        self.assertEqual(_initialize(url, None), 200)
-        self.assertEqual(_initialize(url, "https://a.test"), 200)
-        self.assertEqual(_initialize(url, "http://localhost:5173"), 403)
-        self.assertEqual(_initialize(url, "https://evil.example"), 403)
-
-
-class TestASGIWorkers(_BigServer):
-    def test_two_workers_serve_one_clients_calls_and_lose_nothing(self) -> None:
-        port = _free_port()
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "--factory",
-                "agenttool_mcp:asgi_app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--workers",
-                "2",
-                "--log-level",
-                "warning",
-            ],
-            env={**os.environ, **CHILD_ENV, "AGENTTOOL_MCP_TARGET": self.target},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-        def stop() -> None:
-            proc.terminate()
-            try:
-                proc.wait(WAIT)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                proc.kill()
-                proc.wait()
-
-        self.addCleanup(stop)
-        url = f"http://127.0.0.1:{port}/mcp"
-        remote = None
-        for _ in range(int(WAIT * 10)):
-            try:
-                # each request on a connection of its own, for the kernel to hand to either
-                # worker (kept-alive connections would stay with the worker that took them)
-                remote = am.connect(url=url, connect_timeout=WAIT, headers={"Connection": "close"})
-                break
-            except am.RemoteError:
-                threading.Event().wait(0.1)
-        assert remote is not None, "the workers never answered"
-        self.addCleanup(remote.close)
-        worker = remote.lookup("worker")
-        # one client, its calls in parallel batches
-        served: dict[int, int] = {}
-        pids: set[int] = set()
-        for batch in range(50):
-            jobs = [
-                at.Job(worker, at.Call(f"c{batch}_{i}", {"n": batch * 8 + i})) for i in range(8)
-            ]
-            for event in at.Executor(max_parallel=8).execute(jobs):
-                if event.final:
-                    assert event.result is not None, event.error
-                    answer = json.loads(str(event.result.output))
-                    served[answer["n"]] = answer["pid"]
-                    pids.add(answer["pid"])
-            if len(pids) == 2 and batch >= 4:
-                break
-        self.assertEqual(sorted(served), list(range(len(served))))  # every call answered once
-        self.assertEqual(len(pids), 2, "one worker served every call")
-
-
 _WRITER = textwrap.dedent(
     """
     import asyncio, sys
@@ -1902,6 +2822,7 @@ _WRITER = textwrap.dedent(
     asyncio.run(main())
     """
 )
+
 
 _COUNTER = textwrap.dedent(
     """
@@ -1969,875 +2890,6 @@ class TestFileTokenStoreAcrossProcesses(_Case):
                 asyncio.run(store.set_tokens(OAuthToken(access_token="fresh")))
             with open(self.path) as fh:
                 self.assertEqual(json.load(fh)["tokens"]["access_token"], "fresh")
-
-
-class TestServedApprovalAndLeniency(_Case):
-    """A served tool that needs approval asks the MCP client through elicitation first; a
-    lenient one repairs its arguments before the server validates them."""
-
-    def setUp(self) -> None:
-        self.ran: list[str] = []
-
-        def delete(call: at.Call) -> at.Result:
-            path = (
-                json.loads(call.args)["path"] if isinstance(call.args, str) else call.args["path"]
-            )
-            self.ran.append(path)
-            return at.text(f"deleted {path}")
-
-        schema = {"type": "object", "properties": {"path": {"type": "string"}}}
-        self.server = am.build_server(
-            [
-                at.new_func(
-                    "delete",
-                    "Deletes.",
-                    schema,
-                    delete,
-                    needs_approval=lambda args: args["path"].startswith("/etc"),
-                )
-            ]
-        )
-
-    def call(
-        self, path: str, action: str | None, mode: str = "auto"
-    ) -> tuple[bool, str, list[str]]:
-        from mcp import Client
-
-        questions: list[str] = []
-
-        async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
-            questions.append(params.message)
-            return mt.ElicitResult(action=action or "cancel")
-
-        async def main() -> tuple[bool, str]:
-            callback = cast(Any, elicit) if action is not None else None
-            async with Client(self.server, mode=mode, elicitation_callback=callback) as client:
-                r = await client.call_tool("delete", {"path": path})
-                return bool(r.is_error), _text_of(r)
-
-        is_error, text = asyncio.run(main())
-        return is_error, text, questions
-
-    def test_an_accepted_question_runs_the_call_in_both_eras(self) -> None:
-        for mode in ("legacy", "auto"):
-            is_error, text, questions = self.call("/etc/hosts", "accept", mode)
-            self.assertEqual((is_error, text), (False, "deleted /etc/hosts"))
-            self.assertEqual(len(questions), 1)
-            self.assertIn('"delete"', questions[0])
-            self.assertIn("/etc/hosts", questions[0])
-        self.assertEqual(self.ran, ["/etc/hosts", "/etc/hosts"])
-
-    def test_a_declined_or_unaskable_call_is_an_error_and_never_runs(self) -> None:
-        is_error, text, _ = self.call("/etc/hosts", "decline")
-        self.assertTrue(is_error)
-        self.assertIn("not approved (decline)", text)
-        is_error, text, questions = self.call("/etc/hosts", None)  # no elicitation capability
-        self.assertTrue(is_error)
-        self.assertIn("not approved (cancel)", text)
-        self.assertEqual(questions, [])
-        self.assertEqual(self.ran, [])
-
-    def test_a_lenient_tool_stays_lenient_when_served(self) -> None:
-        from mcp import Client
-
-        @at.tool(lenient=True)
-        def total(numbers: list[int]) -> int:
-            """Add numbers."""
-            return sum(numbers)
-
-        strict = at.tool(name="strict_total")(total.fn)
-        server = am.build_server([total, strict])
-
-        async def main() -> list[tuple[bool, str]]:
-            async with Client(server) as client:
-                out = []
-                for name in ("total", "strict_total"):
-                    r = await client.call_tool(name, {"numbers": "[1, 2, 3]"})
-                    out.append((bool(r.is_error), _text_of(r)))
-                return out
-
-        (ok, text), (refused, error) = asyncio.run(main())
-        self.assertEqual((ok, text), (False, "6"))
-        self.assertTrue(refused)
-        self.assertIn("numbers: expected array", error)
-
-    def test_a_call_that_needs_no_approval_asks_nobody(self) -> None:
-        is_error, text, questions = self.call("/tmp/x", "decline")
-        self.assertEqual((is_error, text, questions), (False, "deleted /tmp/x", []))
-
-
-# =============================================================================================
-# The client against servers that misbehave (issue 10)
-# =============================================================================================
-
-FAULTY = textwrap.dedent(
-    r'''
-    """A raw stdio MCP server (no SDK) with one fault per tool; legacy era only."""
-    import json
-    import sys
-
-    out = sys.stdout.buffer
-    state = {"list_error": False, "endless_pages": False, "silent_list": False}
-
-
-    def send(obj, bad=b""):
-        out.write(json.dumps(obj).encode().replace(b"@BAD@", bad) + b"\n")
-        out.flush()
-
-
-    def error(mid, code, message):
-        send({"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}})
-
-
-    def text(mid, value, bad=b""):
-        result = {"content": [{"type": "text", "text": value}]}
-        send({"jsonrpc": "2.0", "id": mid, "result": result}, bad)
-
-
-    NAMES = (
-        "echo", "closed", "timeout", "bad_byte", "bad_line", "cut_sequence", "break_list",
-        "endless_pages", "silent_list",
-    )
-    TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in NAMES]
-    for line in sys.stdin.buffer:
-        msg = json.loads(line)
-        mid, method = msg.get("id"), msg.get("method")
-        if mid is None:
-            continue
-        if method == "initialize":
-            result = {
-                "protocolVersion": msg["params"]["protocolVersion"],
-                "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "faulty", "version": "0"},
-            }
-            send({"jsonrpc": "2.0", "id": mid, "result": result})
-        elif method == "tools/list" and state["list_error"]:
-            error(mid, -32000, "the tool registry went away")
-        elif method == "tools/list" and state["silent_list"]:
-            pass  # never answered
-        elif method == "tools/list" and state["endless_pages"]:
-            result = {"tools": TOOLS, "nextCursor": "again"}
-            send({"jsonrpc": "2.0", "id": mid, "result": result})
-        elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
-        elif method == "tools/call":
-            name = msg["params"]["name"]
-            if name == "closed":
-                error(mid, -32000, "the database went away")
-            elif name == "timeout":
-                error(mid, -32001, "upstream took too long")
-            elif name == "bad_byte":
-                text(mid, "caf@BAD@", b"\xff")
-            elif name == "bad_line":
-                out.write(b"\xfe\xff not even text\n")
-                text(mid, "after the noise")
-            elif name == "cut_sequence":
-                text(mid, "caf@BAD@", b"\xc3")
-            elif name == "silent_list":
-                state["silent_list"] = True
-                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-                text(mid, "silent")
-            elif name == "endless_pages":
-                state["endless_pages"] = True
-                text(mid, "endless")
-            elif name == "break_list":
-                state["list_error"] = True
-                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-                text(mid, "broken")
-            else:
-                text(mid, "ok")
-        else:
-            error(mid, -32601, "Method not found")
-    '''
-)
-
-
-class TestRemoteFaults(_Fixture):
-    """Faults on the server's side end in a clear error, never a dead connection or a hang."""
-
-    def faulty(self) -> list[str]:
-        path = os.path.join(self.tmp, "faulty.py")
-        if not os.path.exists(path):
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(FAULTY)
-        return [sys.executable, path]
-
-    def run_child(self, code: str) -> str:
-        """Run ``code`` in a child process bounded by WAIT: a hang fails, never blocks."""
-        try:
-            out = subprocess.run(
-                [sys.executable, "-X", "dev", "-c", textwrap.dedent(code), *self.faulty()],
-                env={**os.environ, **CHILD_ENV},
-                capture_output=True,
-                text=True,
-                timeout=WAIT,
-            )
-        except subprocess.TimeoutExpired:
-            self.fail("the client hung")
-        self.assertEqual(out.returncode, 0, out.stderr)
-        return out.stdout + out.stderr
-
-    @_quiet("mcp")
-    def test_server_errors_keep_their_message_and_the_connection(self) -> None:
-        for timeout in (None, WAIT):
-            with am.connect(self.faulty(), timeout=timeout) as remote:
-                with self.assertRaises(am.RemoteError) as caught:
-                    remote.call("closed")
-                self.assertEqual(
-                    str(caught.exception), 'mcp: call "closed": the database went away'
-                )
-                self.assertFalse(remote.closed)
-                with self.assertRaises(am.RemoteError) as caught:
-                    remote.call("timeout")
-                self.assertEqual(
-                    str(caught.exception), 'mcp: call "timeout": upstream took too long'
-                )
-                self.assertFalse(remote.closed)
-                self.assertEqual(remote.call("echo").output, "ok")
-
-    @_quiet("mcp")
-    def test_server_error_on_a_refresh_keeps_the_connection(self) -> None:
-        errors: list[BaseException] = []
-        with am.connect(self.faulty(), on_refresh_error=errors.append) as remote:
-            self.assertEqual(remote.call("break_list").output, "broken")
-            with self.assertRaisesRegex(am.RemoteError, "the tool registry went away"):
-                remote.await_refresh(WAIT)
-            self.assertFalse(remote.closed)
-            self.assertEqual(remote.call("echo").output, "ok")
-        self.assertEqual(len(errors), 1)
-
-    def test_forced_era_the_server_lacks_says_so(self) -> None:
-        with self.assertRaisesRegex(am.RemoteError, 'era="2026-07-28" was forced') as caught:
-            am.connect(self.faulty(), era="2026-07-28", connect_timeout=WAIT)
-        self.assertTrue(str(caught.exception).startswith("mcp: connect: "))
-        with am.connect(self.faulty(), era="auto") as remote:  # the legacy fallback
-            self.assertEqual(remote.protocol_version, "2025-11-25")
-
-    def test_unanswered_listing_ends_within_the_timeout(self) -> None:
-        errors: list[BaseException] = []
-        with am.connect(self.faulty(), timeout=0.5, on_refresh_error=errors.append) as remote:
-            self.assertEqual(remote.call("silent_list").output, "silent")
-            with self.assertRaisesRegex(am.RemoteError, "^mcp: list tools: no answer within 0.5s"):
-                remote.refresh()
-            self.assertFalse(remote.closed)
-            self.assertEqual(remote.call("echo").output, "ok")
-        self.assertIn("no answer within 0.5s", str(errors[0]))
-
-    def test_endless_pages_end_in_an_error(self) -> None:
-        with am.connect(self.faulty()) as remote:
-            self.assertEqual(remote.call("endless_pages").output, "endless")
-            with self.assertRaisesRegex(am.RemoteError, "the server repeated cursor 'again'"):
-                remote.refresh()
-            self.assertFalse(remote.closed)
-            self.assertIn("echo", [t.name for t in remote.tools()])  # the old snapshot stays
-            self.assertEqual(remote.call("echo").output, "ok")
-
-    def test_invalid_utf8_on_stdout_is_tolerated(self) -> None:
-        out = self.run_child(
-            """
-            import logging, sys
-            import agenttool_mcp as am
-            logging.disable(logging.CRITICAL)
-            with am.connect(sys.argv[1:]) as remote:
-                for name in ("bad_byte", "bad_line", "cut_sequence", "echo"):
-                    print(name, ascii(remote.call(name).output), remote.closed)
-            """
-        )
-        self.assertIn("bad_byte 'caf\\ufffd' False", out)
-        self.assertIn("bad_line 'after the noise' False", out)
-        self.assertIn("cut_sequence 'caf\\ufffd' False", out)
-        self.assertIn("echo 'ok' False", out)
-
-    def test_connect_timeout_leaves_nothing_unretrieved(self) -> None:
-        out = self.run_child(
-            """
-            import gc, sys
-            import agenttool_mcp as am
-            silent = [sys.executable, "-c", "import time; time.sleep(60)"]
-            failing = [sys.executable, "-c", "import sys; sys.exit(1)"]
-            for command in (silent, silent, failing):
-                try:
-                    am.connect(command, connect_timeout=0.2 if command is silent else 30)
-                except am.RemoteError as exc:
-                    print(exc)
-                gc.collect()
-            """
-        )
-        self.assertIn("mcp: connect: no answer within 0.2s", out)
-        self.assertIn("mcp: connect: Connection closed", out)
-        self.assertNotIn("never retrieved", out)
-
-    def test_connect_timeout_defaults_to_30s(self) -> None:
-        import inspect
-
-        for fn in (am.connect, am.aconnect):
-            self.assertEqual(inspect.signature(fn).parameters["connect_timeout"].default, 30.0)
-
-
-class TestSessionRestart(_Fixture):
-    """A server restarted behind the same address forgot the session: the client starts a new
-    one and sends the request again, once (the spec's MUST on HTTP 404)."""
-
-    def serve_script(self, name: str, text: str) -> tuple[int, list[str], Callable[[], None]]:
-        """Write a server script (it takes its port as its argument) and serve it over HTTP on
-        a free port: the port, the command, and a stop."""
-        script = os.path.join(self.tmp, name)
-        with open(script, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        port = _free_port()
-        command = [sys.executable, script, str(port)]
-        return port, command, self.serve_at(port, command)
-
-    def serve_at(self, port: int, command: list[str] | None = None) -> Callable[[], None]:
-        """Serve over HTTP on ``port`` (the fixture, or ``command`` given the port); a stop."""
-        proc = subprocess.Popen(
-            command or [*self.serve_command(), "--http", f"127.0.0.1:{port}"],
-            env={**os.environ, **CHILD_ENV},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert proc.stderr is not None
-        drain = threading.Thread(target=proc.stderr.read, daemon=True)  # a full pipe blocks it
-        drain.start()
-        announced = False
-        for _ in range(int(WAIT / 0.05)):  # until the port takes connections
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    announced = True
-                    break
-            if proc.poll() is not None:
-                break
-            threading.Event().wait(0.05)
-
-        def stop() -> None:  # a crash: the session dies with the process
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(WAIT)
-            drain.join(WAIT)
-            assert proc.stderr is not None
-            proc.stderr.close()
-
-        self.addCleanup(stop)
-        self.assertTrue(announced, "the HTTP server never announced itself")
-        return stop
-
-    @_quiet("mcp")
-    @_quiet("httpx2")
-    def test_restarted_server_gets_a_new_session(self) -> None:
-        for era in ("legacy", "auto"):
-            port = _free_port()
-            stop = self.serve_at(port)
-            with am.connect(url=f"http://127.0.0.1:{port}/mcp", era=era) as remote:
-                self.assertEqual(remote.call("upper", {"text": "a"}).output, "A")
-                stop()
-                stop = self.serve_at(port)
-                self.assertEqual(remote.call("upper", {"text": "b"}).output, "B", era)
-                self.assertEqual(_run_one(remote.lookup("upper"), '{"text": "c"}').output, "C")
-                stop()
-                stop = self.serve_at(port)
-                remote.refresh()  # a listing renews the session too
-                self.assertIn("upper", [t.name for t in remote.tools()])
-                self.assertFalse(remote.closed)
-
-    @_quiet("mcp")
-    @_quiet("httpx2")
-    def test_restarted_server_that_stays_silent_closes_the_remote(self) -> None:
-        """A new session that never opens ends the connection after ``connect_timeout``."""
-        import http.server
-
-        release = threading.Event()
-        self.addCleanup(release.set)
-
-        class ForgetfulThenSilent(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                if self.headers.get("mcp-session-id"):
-                    self.send_response(404)
-                    self.send_header("content-length", "0")
-                    self.end_headers()
-                else:
-                    release.wait(WAIT)  # the new session's handshake: no answer
-
-            def do_DELETE(self) -> None:
-                self.send_response(404)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        port = _free_port()
-        stop = self.serve_at(port)
-        with am.connect(
-            url=f"http://127.0.0.1:{port}/mcp", era="legacy", connect_timeout=1
-        ) as remote:
-            stop()
-            silent = http.server.ThreadingHTTPServer(("127.0.0.1", port), ForgetfulThenSilent)
-            silent.daemon_threads = True
-            threading.Thread(target=silent.serve_forever, daemon=True).start()
-            self.addCleanup(silent.server_close)
-            self.addCleanup(silent.shutdown)
-            with self.assertRaises(am.RemoteError) as caught:
-                remote.call("upper", {"text": "x"})
-            self.assertEqual(
-                str(caught.exception),
-                'mcp: call "upper": mcp: connection lost: no new session within 1s',
-            )
-            self.assertTrue(remote.closed)
-
-    @_quiet("mcp")
-    @_quiet("httpx2")
-    def test_list_changes_followed_across_a_restart(self) -> None:
-        """On 2026-07-28 the listen stream lost with the server is opened again."""
-        port, command, stop = self.serve_script("theirs_http.py", THEIRS_HTTP)
-        url = f"http://127.0.0.1:{port}/mcp"
-        with am.connect(url=url, notification_grace=WAIT) as remote:
-            self.assertEqual(remote.protocol_version, "2026-07-28")
-            stop()
-            stop = self.serve_at(port, command)
-            self.assertEqual(remote.call("grow").output, "grown")
-            for _ in range(int(WAIT / 0.05)):
-                remote.await_refresh(WAIT)
-                if "extra" in [t.name for t in remote.tools()]:
-                    break
-                threading.Event().wait(0.05)
-            self.assertIn("extra", [t.name for t in remote.tools()])
-
-
-THEIRS_HTTP = textwrap.dedent(
-    """
-    import sys
-
-    from mcp.server.mcpserver import Context, MCPServer
-
-    server = MCPServer("theirs")
-
-
-    @server.tool(structured_output=False)
-    async def grow(ctx: Context) -> str:
-        \"\"\"Adds a tool.\"\"\"
-        server.add_tool(lambda: "new", name="extra", structured_output=False)
-        await ctx.notify_tools_changed()
-        return "grown"
-
-
-    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
-    """
-)
-
-
-def _mcpserver(*names: str, **annotations: Any) -> Any:
-    """An SDK ``MCPServer`` with one tool per name, each answering its own name."""
-    from mcp.server.mcpserver import MCPServer
-
-    server = MCPServer("sdk-names")
-    for name in names:
-
-        def answer(name: str = name) -> str:
-            return name
-
-        server.add_tool(answer, name=name, description=f"Answers {name}.", structured_output=False)
-    for name, ann in annotations.items():
-        server.add_tool(
-            lambda: "ok",
-            name=name,
-            annotations=mt.ToolAnnotations(**ann),
-            structured_output=False,
-        )
-    return server
-
-
-class TestRemoteNames(_Case):
-    """MCP allows names providers refuse: each gets a deterministic local name (or the host's
-    own, ``rename``), two tools never share one, and calls reach the remote name."""
-
-    long = "very.long." + "x" * 110  # 120 characters, MCP's limit is 128
-
-    @_quiet("mcp")
-    def test_local_names_keep_the_remote_names(self) -> None:
-        server = _mcpserver("files.read", "ok-name_1", self.long, "a b/c")
-        with am.connect(server=server) as remote:
-            names = [t.name for t in remote.tools()]
-            self.assertEqual(names[:2], ["files_read", "ok-name_1"])
-            self.assertEqual(names[3], "a_b_c")
-            cut = names[2]
-            self.assertEqual(len(cut), 64)
-            self.assertTrue(cut.startswith("very_long_xxx"), cut)
-            self.assertRegex(cut, r"^[a-zA-Z0-9_-]{1,64}$")
-            for name in names:
-                self.assertEqual(remote.call(name).output, remote.lookup(name).remote_name)
-            self.assertEqual(remote.call("files_read").output, "files.read")
-            self.assertEqual(_run_one(remote.lookup(cut), "").output, self.long)
-        with am.connect(server=server, prefix="fs.v1") as remote:
-            self.assertEqual(remote.tools()[0].name, "fs_v1__files_read")
-        # the same long name gets the same local name every time; another one another
-        other = _mcpserver(self.long[:-1] + "y")
-        with am.connect(server=server) as a, am.connect(server=other) as b:
-            self.assertNotEqual(a.tools()[2].name, b.tools()[0].name)
-            self.assertEqual(a.tools()[2].name[:-8], b.tools()[0].name[:-8])
-
-    def test_rename_and_collisions(self) -> None:
-        server = _mcpserver("a.b", "a_b")
-        with self.assertLogs("agenttool_mcp", logging.WARNING) as caught:
-            with am.connect(server=server) as remote:
-                self.assertEqual(remote.tools(), [])
-        message = "\n".join(caught.output)
-        self.assertIn('"a.b" and "a_b"', message)
-        self.assertIn('"a_b"', message)
-        self.assertIn("rename", message)
-        with am.connect(server=server, rename={"a.b": "dotted"}) as remote:
-            self.assertEqual([t.name for t in remote.tools()], ["dotted", "a_b"])
-            self.assertEqual(remote.call("dotted").output, "a.b")
-            self.assertEqual(remote.call("a_b").output, "a_b")
-        # a rename onto another tool's name is the same warning
-        with self.assertLogs("agenttool_mcp", logging.WARNING) as caught:
-            with am.connect(server=server, rename={"a_b": "a_b", "a.b": "a_b"}) as remote:
-                self.assertEqual(remote.tools(), [])
-        self.assertIn('"a.b" and "a_b" would all be named', caught.output[0])
-        with self.assertRaisesRegex(ValueError, 'rename: "a.b" to "no.dots"'):
-            am.connect(server=server, rename={"a.b": "no.dots"})
-
-    def test_read_only_is_never_destructive(self) -> None:
-        server = _mcpserver(
-            ro={"read_only_hint": True},
-            ro_claims_destructive={"read_only_hint": True, "destructive_hint": True},
-            writer={"read_only_hint": False},
-            silent={"title": "Silent"},
-            gentle={"destructive_hint": False},
-        )
-        with am.connect(server=server) as remote:
-            got = {
-                t.name: (a.read_only, a.destructive)
-                for t in remote.tools()
-                if (a := at.annotations_of(t)) is not None
-            }
-        self.assertEqual(
-            got,
-            {
-                "ro": (True, False),
-                "ro_claims_destructive": (True, False),
-                "writer": (False, True),
-                "silent": (None, True),
-                "gentle": (None, False),
-            },
-        )
-
-
-class TestRemoteTimeouts(_Case):
-    """``timeout`` is an idle limit each progress notification starts again; ``max_timeout``
-    bounds the whole call whatever its progress."""
-
-    def setUp(self) -> None:
-        self.cancelled = threading.Event()
-
-        def slow_steps(call: at.Call) -> at.Result:
-            for i in range(8):  # 3.2 s in all, 0.4 s between progress notifications
-                at.progress(f"step {i}", progress=i, total=8)
-                if at.cancel_event().wait(0.4):
-                    break
-            return at.text("all steps")
-
-        def ticker(call: at.Call) -> at.Result:
-            while not at.cancel_event().wait(0.1):
-                at.progress("tick")
-            self.cancelled.set()
-            return at.text("stopped")
-
-        self.server = am.build_server(
-            [
-                at.new_func("slow_steps", "Slow.", None, slow_steps),
-                at.new_func("ticker", "Ticks.", None, ticker),
-                at.new_func("quick", "Quick.", None, lambda call: at.text("quick")),
-            ]
-        )
-
-    def test_progress_keeps_a_call_alive_past_its_timeout(self) -> None:
-        with am.connect(server=self.server, timeout=2.5, era="legacy") as remote:
-            event = _run_one(remote.lookup("slow_steps"), "")
-            self.assertEqual(event.output, "all steps")
-            self.assertEqual(len(event.progress), 8)
-        with am.connect(server=self.server, timeout=2.5, era="auto") as remote:
-            self.assertEqual(remote.call("slow_steps").output, "all steps")
-
-    def test_max_timeout_ends_a_call_that_keeps_reporting(self) -> None:
-        with am.connect(server=self.server, timeout=WAIT, max_timeout=1) as remote:
-            with self.assertRaises(am.RemoteError) as caught:
-                remote.call("ticker")
-            self.assertEqual(
-                str(caught.exception), 'mcp: call "ticker": not done within 1s (max_timeout)'
-            )
-            self.assertTrue(self.cancelled.wait(WAIT), "the server's tool never saw the cancel")
-            self.assertFalse(remote.closed)
-            self.assertEqual(remote.call("quick").output, "quick")
-
-    def test_bad_limits_refused(self) -> None:
-        for kw in ({"timeout": 0}, {"max_timeout": -1}, {"era": "2024-11-05"}):
-            with self.assertRaises(ValueError):
-                am.connect(server=self.server, **cast(Any, kw))
-
-
-class TestRemoteEras(_Case):
-    """The client speaks 2026-07-28 where the server offers it and the legacy handshake
-    otherwise (``era=`` forces one); list changes reach ``await_refresh`` in both eras."""
-
-    def ours(self) -> Any:
-        server: Any = None
-
-        def grow(call: at.Call) -> at.Result:
-            am.set_tools(server, [*tools, at.new_func("extra", "New.", None, grow)])
-            return at.text("grown")
-
-        def steps(call: at.Call) -> at.Result:
-            at.progress("half", progress=1, total=2)
-            return at.text("done")
-
-        tools = [
-            at.new_func("grow", "Adds a tool.", None, grow),
-            at.new_func("steps", "S.", None, steps, annotations=at.Annotations(read_only=True)),
-        ]
-        server = am.build_server(tools, name="ours")
-        return server
-
-    def theirs(self) -> Any:
-        from mcp.server.mcpserver import Context, MCPServer
-        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-
-        server = MCPServer("theirs")
-
-        async def grow(ctx: Context) -> str:
-            """Adds a tool."""
-            server.add_tool(lambda: "new", name="extra", structured_output=False)
-            if ctx.request_context.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                await ctx.notify_tools_changed()
-            else:
-                await ctx.request_context.session.send_tool_list_changed()
-            return "grown"
-
-        async def steps(ctx: Context) -> str:
-            """Steps."""
-            await ctx.report_progress(1, 2, "half")
-            return "done"
-
-        for fn in (grow, steps):  # this module's string annotations cannot see Context
-            fn.__annotations__ = {"ctx": Context, "return": str}
-        server.add_tool(grow, structured_output=False)
-        read_only = mt.ToolAnnotations(read_only_hint=True)  # no wait for a list change
-        server.add_tool(steps, structured_output=False, annotations=read_only)
-        return server
-
-    def check(self, server: Any, era: str, expected: str) -> None:
-        with am.connect(server=server, era=era, notification_grace=WAIT) as remote:
-            self.assertEqual(remote.protocol_version == "2026-07-28", expected == "modern", era)
-            event = _run_one(remote.lookup("steps"), "")
-            self.assertEqual((event.output, [p.output for p in event.progress]), ("done", ["half"]))
-            self.assertNotIn("extra", [t.name for t in remote.tools()])
-            self.assertEqual(remote.call("grow").output, "grown")
-            remote.await_refresh(WAIT)
-            self.assertIn("extra", [t.name for t in remote.tools()], (era, server))
-
-    @_quiet("mcp")
-    def test_our_server_in_both_eras(self) -> None:
-        for era, expected in (("auto", "modern"), ("legacy", "legacy"), ("2026-07-28", "modern")):
-            self.check(self.ours(), era, expected)
-
-    @_quiet("mcp")
-    def test_sdk_mcpserver_in_both_eras(self) -> None:
-        for era, expected in (("auto", "modern"), ("legacy", "legacy")):
-            self.check(self.theirs(), era, expected)
-
-
-class TestRemoteOptions(_Case):
-    """The host's per-tool options find a tool by its remote or its local name."""
-
-    def test_options_by_remote_or_local_name(self) -> None:
-        server = _mcpserver("files.read", "files.write", "net.get")
-        with am.connect(
-            server=server,
-            rename={"net.get": "fetch"},
-            sequential=["files.write"],
-            resources={"files_read": "disk"},
-            confined={"fetch": lambda args: (True, "the network")},
-        ) as remote:
-            read, write, fetch = (remote.lookup(n) for n in ("files_read", "files_write", "fetch"))
-            self.assertEqual(at.resource_of(read), "disk")
-            self.assertTrue(at.is_sequential(write))
-            self.assertFalse(at.is_sequential(read))
-            self.assertEqual(at.confined_by(fetch, {}), (True, "the network"))
-            self.assertEqual(at.confined_by(read, {}), (False, ""))
-
-
-class TestRemoteMisuse(_Case):
-    """The client API's edges: a host's mistake gets a clear error, a closed remote says so,
-    and a coroutine progress callback is awaited."""
-
-    def setUp(self) -> None:
-        self.server = am.build_server([at.new_func("x", "X.", None, lambda c: at.text("x"))])
-
-    def test_bad_targets_refused(self) -> None:
-        for kw in ({}, {"command": []}, {"url": "http://127.0.0.1:1/mcp", "server": self.server}):
-            with self.assertRaisesRegex(ValueError, "exactly one of"):
-                am.connect(**cast(Any, kw))
-        with self.assertRaisesRegex(ValueError, "non-empty list"):
-            am.connect(cast(Any, "python server.py"))
-
-    def test_async_misuse(self) -> None:
-        async def main() -> tuple[str, str]:
-            async with am.aconnect(server=self.server) as remote:
-                with self.assertRaises(RuntimeError) as twice:
-                    await remote.open()
-                with self.assertRaises(RuntimeError) as on_loop:
-                    remote.tools()[0].execute(at.Call("c", {}))
-                return str(twice.exception), str(on_loop.exception)
-
-        twice, on_loop = asyncio.run(main())
-        self.assertEqual(twice, "this remote is already open")
-        self.assertIn("execute() was called on the connection's own event loop", on_loop)
-
-    def test_async_progress_callback_is_awaited(self) -> None:
-        def steps(call: at.Call) -> at.Result:
-            at.progress("one", progress=1, total=2)
-            at.progress("two", progress=2, total=2)
-            return at.text("done")
-
-        server = am.build_server([at.new_func("steps", "Steps.", None, steps)])
-
-        async def main() -> list[Any]:
-            seen: list[Any] = []
-
-            async def on_progress(p: float, total: float | None, message: str | None) -> None:
-                await asyncio.sleep(0)
-                seen.append((p, total, message))
-
-            async with am.aconnect(server=server) as remote:
-                result = await remote.call("steps", on_progress=on_progress)
-            return [result.output, seen]
-
-        self.assertEqual(asyncio.run(main()), ["done", [(1, 2, "one"), (2, 2, "two")]])
-
-    def test_closed_remote_says_so(self) -> None:
-        remote = am.connect(server=self.server)
-        tool = remote.lookup("x")
-        remote.close()
-        self.assertTrue(remote.closed)
-        self.assertIsNone(remote.protocol_version)
-        for name in ("x", "nope"):
-            with self.assertRaisesRegex(am.RemoteError, "mcp: connection closed$"):
-                remote.call(name)
-        self.assertEqual(_error_text(_run_one(tool, "")), 'mcp: call "x": mcp: connection closed')
-
-
-class TestInMemoryLegacyEra(InMemoryTest):
-    """InMemoryTest again on the legacy handshake (``era="auto"`` picks 2026-07-28 there), so
-    questions, cancellation and list changes stay tested on server-to-client requests too."""
-
-    def connect(self, **kw: Any) -> am.Remote:
-        remote = super().connect(era="legacy", **kw)
-        self.assertEqual(remote.protocol_version, "2025-11-25")
-        return remote
-
-
-class TestEverythingLongCall(_Case):
-    """A long call of the npm reference server outlives ``timeout`` while it reports progress."""
-
-    def test_progress_resets_the_idle_timeout(self) -> None:
-        everything, _ = _node_peers()
-        stderr = open(os.devnull, "w")  # noqa: SIM115
-        self.addCleanup(stderr.close)
-        with am.connect(["node", everything, "stdio"], stderr=stderr, timeout=2) as remote:
-            long = _run_one(
-                remote.lookup("trigger-long-running-operation"), '{"duration": 3, "steps": 6}'
-            )
-            self.assertIsNone(long.error)
-            self.assertEqual(len(long.progress), 6)
-
-
-BIG_SSE_HTTP = textwrap.dedent(
-    """
-    import sys
-
-    from mcp.server.mcpserver import MCPServer
-
-    server = MCPServer("big-sse")
-
-
-    @server.tool(structured_output=False)
-    def big(n: int) -> str:
-        \"\"\"n times x.\"\"\"
-        return "x" * n
-
-
-    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
-    """
-)
-
-
-class TestLargeEventsFromOtherServers(_Fixture):
-    """The SDK's own server sends a legacy-era reply as one SSE event; our client takes events
-    far beyond the SDK client's 1 MiB, so a large result crosses HTTP as it does stdio."""
-
-    serve_at = TestSessionRestart.serve_at
-    serve_script = TestSessionRestart.serve_script
-
-    @_quiet("mcp")
-    @_quiet("httpx2")
-    def test_a_result_over_one_mebibyte_from_the_sdk_server_in_the_legacy_era(self) -> None:
-        port, _, stop = self.serve_script("big_sse.py", BIG_SSE_HTTP)
-        self.addCleanup(stop)
-        url = f"http://127.0.0.1:{port}/mcp"
-        with am.connect(url=url, era="legacy", connect_timeout=WAIT) as remote:
-            self.assertNotEqual(remote.protocol_version, "2026-07-28")
-            self.assertEqual(len(remote.call("big", {"n": 3 * 1024 * 1024}).output), 3 << 20)
-            self.assertEqual(remote.call("big", {"n": 2}).output, "xx")
-            self.assertFalse(remote.closed)
-
-
-class TestServedOutputLimits(_Case):
-    """max_output bounds what a served tool's caller sees: a cut structured result is not sent
-    again whole as the spec's text block (the value stays in structuredContent)."""
-
-    def test_a_cut_structured_result_is_not_sent_whole_as_text(self) -> None:
-        def numbers(n: int) -> list[int]:
-            """The numbers below n."""
-            return list(range(n))
-
-        tool = at.new("numbers", "", numbers, max_output=40)
-        with am.connect(server=am.build_server([tool], name="limits")) as remote:
-            got = remote.call("numbers", {"n": 500})
-        self.assertIn("characters cut", got.output)
-        self.assertLess(len(got.output), 200)
-        self.assertEqual(got.structured, list(range(500)))
-
-
-class TestServedDetails(_Case):
-    """What a served tool says beside its output reaches the client as the core said it."""
-
-    def test_a_progress_message_of_its_own_is_the_message_sent(self) -> None:
-        def reports(call: at.Call) -> at.Result:
-            at.progress("the text", progress=1, total=4, message="a quarter done")
-            at.progress("only text", progress=2, total=4)
-            return at.text("done")
-
-        tool = at.new_func("reports", "", None, reports)
-        with am.connect(server=am.build_server([tool], name="details")) as remote:
-            out = _run_one(remote.lookup("reports"), {})
-        infos = [u.details for u in out.progress]
-        self.assertEqual([(i.progress, i.total) for i in infos], [(1, 4), (2, 4)])
-        self.assertEqual([i.message for i in infos], ["a quarter done", "only text"])
-
-    def test_a_record_that_cannot_be_made_is_reported_in_meta(self) -> None:
-        class Unnamed:
-            record_ns = ""  # record_of refuses an empty namespace
-
-        def records(call: at.Call) -> at.Result:
-            return at.Result("done", Unnamed())
-
-        tool = at.new_func("records", "", None, records)
-        with am.connect(server=am.build_server([tool], name="details")) as remote:
-            result = remote.call("records")
-        self.assertEqual(result.output, "done")
-        meta = result.details.meta[am.RECORD_META_KEY]
-        self.assertIn("empty namespace", meta["error"])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Claims over MCP (issue 21, the Go module's v0.0.20): ``execution/facts``, its capability and
+"""Claims over MCP, as the Go module's v0.0.20 carries them: ``execution/facts``, its capability and
 the tool ``_meta``, served by ``build_server`` and read by ``connect(claims=True)``, both ways
 against our own server and client, with the wire checked byte for byte against the Go
 module's documented examples (``mcpserver/facts.go``).
@@ -137,6 +137,11 @@ async def raw_facts(server: Any, calls: list[dict[str, Any]], mode: str = "legac
         return await client.session.send_request(request, TypeAdapter(dict[str, Any]))  # type: ignore[type-var]
 
 
+# ---------------------------------------------------------------------------------------------
+# Serve: the server and its calls
+# ---------------------------------------------------------------------------------------------
+
+
 class TestServedClaims(_Case):
     def setUp(self) -> None:
         self.c = Claimer()
@@ -258,6 +263,11 @@ class TestServedClaims(_Case):
             lines[1].replace(" ", ""),
         )
         self.assertEqual(answer["id"], 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Consume: a server's tools as agenttool tools
+# ---------------------------------------------------------------------------------------------
 
 
 class TestClaimsClient(_Case):
@@ -442,6 +452,11 @@ class TestClaimsClient(_Case):
         with self.assertRaisesRegex(am.RemoteError, "execution/facts: mcp: connection closed"):
             at.facts_of(tool, {"command": "ls"})
         self.assertIs(at.replay_of(tool, {}), at.Replay.UNKNOWN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Consume: the connection
+# ---------------------------------------------------------------------------------------------
 
 
 class TestAsyncClaims(_Case):

@@ -1,4 +1,4 @@
-"""Issue 17, rule 5 over MCP: agenttool_mcp serving takes the same errors= policy (and
+"""The error policy over MCP: agenttool_mcp serving takes the core's errors= policy (and
 --errors on its command line), the default unchanged."""
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ def leaky_tools() -> list[at.Tool]:
         return str(n)
 
     return [leaky, needs]
+
+
+# ---------------------------------------------------------------------------------------------
+# Serve: the server and its calls
+# ---------------------------------------------------------------------------------------------
 
 
 class TestServedRedaction(base._Case):

@@ -1,5 +1,6 @@
-"""Tests for issue 20, the MCP client side: no grace wait per call, results read once, a name
-clash that costs only the clashing tools, and one strict argument reader for both modules.
+"""More tests of agenttool_mcp: results read once, questions that wait within bounds, served
+Inject parameters, a name clash that costs only the clashing tools, one strict argument reader
+for both modules, no grace wait per call, and a reconnect after a dropped connection.
 
 Skips like test_agenttool_mcp where Python is older than 3.10 or the SDK is missing.
 """
@@ -27,34 +28,9 @@ if not SKIP:
     import mcp.types as mt
 
 
-class TestNoGraceByDefault(base.TestRemoteEras):
-    """A call returns at once by default (no ``notification_grace`` wait), and a list change
-    or progress the tool sent before its result is still seen when the call returns."""
-
-    def check(self, server: Any, era: str, expected: str) -> None:
-        with am.connect(server=server, era=era) as remote:
-            event = _run_one(remote.lookup("steps"), "")
-            self.assertEqual((event.output, [p.output for p in event.progress]), ("done", ["half"]))
-            self.assertNotIn("extra", [t.name for t in remote.tools()])
-            self.assertEqual(remote.call("grow").output, "grown")
-            remote.await_refresh(WAIT)
-            self.assertIn("extra", [t.name for t in remote.tools()], (era, server))
-
-    def test_the_default_is_no_wait(self) -> None:
-        for fn in (am.connect, am.aconnect):
-            self.assertEqual(inspect.signature(fn).parameters["notification_grace"].default, 0)
-
-    @_quiet("mcp")
-    def test_async_remote_sees_a_change_sent_before_the_result(self) -> None:
-        import asyncio
-
-        async def main() -> list[str]:
-            async with am.aconnect(server=self.ours()) as remote:
-                self.assertEqual((await remote.call("grow")).output, "grown")
-                await remote.await_refresh()
-                return [t.name for t in remote.tools()]
-
-        self.assertIn("extra", asyncio.run(main()))
+# ---------------------------------------------------------------------------------------------
+# Content: agenttool parts <-> MCP content blocks
+# ---------------------------------------------------------------------------------------------
 
 
 class TestResultsReadOnce(base._Case):
@@ -114,6 +90,107 @@ class TestResultsReadOnce(base._Case):
             self.assertEqual((greeted.output, greeted.structured), ("hi", {"result": "hi"}))
             self.assertEqual(remote.call("count").output, "7")
             self.assertEqual(_run_one(remote.lookup("greet"), "").output, "hi")
+
+
+# ---------------------------------------------------------------------------------------------
+# Serve: the server and its calls
+# ---------------------------------------------------------------------------------------------
+
+
+PARKING = """
+import asyncio, sys, threading
+sys.path.insert(0, sys.argv[1])
+import anyio
+import agenttool as at, agenttool_mcp as am
+import mcp.types as mt
+from mcp import Client
+
+at.set_max_threads(8)  # the pool's cap: many more questions than threads wait below
+
+def waits(call):
+    return at.text(at.elicit(at.Elicitation("Anyone?")).action.value)
+
+quick = at.new_func("quick", "Q.", None, lambda c: "q")
+tools = [at.new_func("waits", "Waits.", None, waits), quick]
+server = am.build_server(tools, max_waiting=40)
+
+async def elicit(ctx, params):  # says the client can be asked; answers go in requests
+    return mt.ElicitResult(action="accept", content={})
+
+async def main():
+    async with Client(server, elicitation_callback=elicit) as client:
+        with anyio.fail_after(60):
+            pending = [
+                await client.session.call_tool("waits", {}, allow_input_required=True)
+                for _ in range(40)
+            ]
+            print(all(isinstance(p, mt.InputRequiredResult) for p in pending))
+            print((await client.call_tool("quick", {})).content[0].text)  # still served
+            over = await client.session.call_tool("waits", {}, allow_input_required=True)
+            print(over.is_error, "max_waiting" in over.content[0].text)
+            done = await client.session.call_tool(
+                "waits",
+                {},
+                input_responses={"elicit_1": mt.ElicitResult(action="decline")},
+                request_state=pending[0].request_state,
+                allow_input_required=True,
+            )
+            print(done.content[0].text)  # a parked call still completes when answered
+
+asyncio.run(main())
+"""
+
+
+class TestQuestionsWaitWithinBounds(base._Case):
+    """Questions a client leaves unanswered cannot stop the server."""
+
+    @_quiet("mcp")
+    def test_more_waiting_questions_than_pool_threads_and_a_bound_beyond(self) -> None:
+        import subprocess
+        import sys
+
+        root = os.path.dirname(os.path.abspath(__file__))
+        done = subprocess.run(
+            [sys.executable, "-c", PARKING, root],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env=CHILD_ENV,
+        )
+        self.assertEqual(done.stdout, "True\nq\nTrue True\ndecline\n", done.stderr[-3000:])
+
+    def test_max_waiting_is_a_positive_whole_number(self) -> None:
+        for bad in (0, -1, 1.5, True):
+            with self.assertRaisesRegex(ValueError, "max_waiting"):
+                am.build_server([], max_waiting=bad)
+
+
+class TestServedInject(base._Case):
+    """A served tool's Inject parameters get the server's values."""
+
+    def test_served_tools_get_injected_values(self) -> None:
+        import asyncio
+
+        from mcp import Client
+
+        def query(sql: str, db: Annotated[dict, at.Inject("db")]) -> str:
+            """Run a query."""
+            return f"{db['name']}: {sql}"
+
+        server = am.build_server([at.tool(query)], inject={"db": {"name": "prod"}})
+
+        async def main() -> tuple[str, list[str]]:
+            async with Client(server) as client:
+                listed = await client.list_tools()
+                result = await client.call_tool("query", {"sql": "select 1"})
+                return result.content[0].text, list(listed.tools[0].input_schema["properties"])
+
+        self.assertEqual(asyncio.run(main()), ("prod: select 1", ["sql"]))  # db is not the model's
+
+
+# ---------------------------------------------------------------------------------------------
+# Consume: a server's tools as agenttool tools
+# ---------------------------------------------------------------------------------------------
 
 
 class TestClashCostsOnlyTheClashingTools(base._Case):
@@ -201,6 +278,41 @@ class TestStrictRemoteArguments(base._Case):
         image = blocks[0]
         assert isinstance(image, mt.ImageContent)
         self.assertEqual((image.mime_type, image.data), ("image/png", "iVBORw=="))
+
+
+# ---------------------------------------------------------------------------------------------
+# Consume: the connection
+# ---------------------------------------------------------------------------------------------
+
+
+class TestNoGraceByDefault(base.TestRemoteEras):
+    """A call returns at once by default (no ``notification_grace`` wait), and a list change
+    or progress the tool sent before its result is still seen when the call returns."""
+
+    def check(self, server: Any, era: str, expected: str) -> None:
+        with am.connect(server=server, era=era) as remote:
+            event = _run_one(remote.lookup("steps"), "")
+            self.assertEqual((event.output, [p.output for p in event.progress]), ("done", ["half"]))
+            self.assertNotIn("extra", [t.name for t in remote.tools()])
+            self.assertEqual(remote.call("grow").output, "grown")
+            remote.await_refresh(WAIT)
+            self.assertIn("extra", [t.name for t in remote.tools()], (era, server))
+
+    def test_the_default_is_no_wait(self) -> None:
+        for fn in (am.connect, am.aconnect):
+            self.assertEqual(inspect.signature(fn).parameters["notification_grace"].default, 0)
+
+    @_quiet("mcp")
+    def test_async_remote_sees_a_change_sent_before_the_result(self) -> None:
+        import asyncio
+
+        async def main() -> list[str]:
+            async with am.aconnect(server=self.ours()) as remote:
+                self.assertEqual((await remote.call("grow")).output, "grown")
+                await remote.await_refresh()
+                return [t.name for t in remote.tools()]
+
+        self.assertIn("extra", asyncio.run(main()))
 
 
 DROPPING = textwrap.dedent(
@@ -342,97 +454,6 @@ class TestReconnectAfterADrop(base._Fixture):
             self.assertIsInstance(outcome, at.Result)
             self.assertEqual(outcome.output, "looked")
             self.assertEqual(len(self.starts("look.starts")), 2)
-
-
-PARKING = """
-import asyncio, sys, threading
-sys.path.insert(0, sys.argv[1])
-import anyio
-import agenttool as at, agenttool_mcp as am
-import mcp.types as mt
-from mcp import Client
-
-at.set_max_threads(8)  # the pool's cap: many more questions than threads wait below
-
-def waits(call):
-    return at.text(at.elicit(at.Elicitation("Anyone?")).action.value)
-
-quick = at.new_func("quick", "Q.", None, lambda c: "q")
-tools = [at.new_func("waits", "Waits.", None, waits), quick]
-server = am.build_server(tools, max_waiting=40)
-
-async def elicit(ctx, params):  # says the client can be asked; answers go in requests
-    return mt.ElicitResult(action="accept", content={})
-
-async def main():
-    async with Client(server, elicitation_callback=elicit) as client:
-        with anyio.fail_after(60):
-            pending = [
-                await client.session.call_tool("waits", {}, allow_input_required=True)
-                for _ in range(40)
-            ]
-            print(all(isinstance(p, mt.InputRequiredResult) for p in pending))
-            print((await client.call_tool("quick", {})).content[0].text)  # still served
-            over = await client.session.call_tool("waits", {}, allow_input_required=True)
-            print(over.is_error, "max_waiting" in over.content[0].text)
-            done = await client.session.call_tool(
-                "waits",
-                {},
-                input_responses={"elicit_1": mt.ElicitResult(action="decline")},
-                request_state=pending[0].request_state,
-                allow_input_required=True,
-            )
-            print(done.content[0].text)  # a parked call still completes when answered
-
-asyncio.run(main())
-"""
-
-
-class TestQuestionsWaitWithinBounds(base._Case):
-    """Issue 20: questions a client leaves unanswered cannot stop the server."""
-
-    @_quiet("mcp")
-    def test_more_waiting_questions_than_pool_threads_and_a_bound_beyond(self) -> None:
-        import subprocess
-        import sys
-
-        root = os.path.dirname(os.path.abspath(__file__))
-        done = subprocess.run(
-            [sys.executable, "-c", PARKING, root],
-            capture_output=True,
-            text=True,
-            timeout=90,
-            env=CHILD_ENV,
-        )
-        self.assertEqual(done.stdout, "True\nq\nTrue True\ndecline\n", done.stderr[-3000:])
-
-    def test_max_waiting_is_a_positive_whole_number(self) -> None:
-        for bad in (0, -1, 1.5, True):
-            with self.assertRaisesRegex(ValueError, "max_waiting"):
-                am.build_server([], max_waiting=bad)
-
-
-class TestServedInject(base._Case):
-    """Issue 20: a served tool's Inject parameters get the server's values."""
-
-    def test_served_tools_get_injected_values(self) -> None:
-        import asyncio
-
-        from mcp import Client
-
-        def query(sql: str, db: Annotated[dict, at.Inject("db")]) -> str:
-            """Run a query."""
-            return f"{db['name']}: {sql}"
-
-        server = am.build_server([at.tool(query)], inject={"db": {"name": "prod"}})
-
-        async def main() -> tuple[str, list[str]]:
-            async with Client(server) as client:
-                listed = await client.list_tools()
-                result = await client.call_tool("query", {"sql": "select 1"})
-                return result.content[0].text, list(listed.tools[0].input_schema["properties"])
-
-        self.assertEqual(asyncio.run(main()), ("prod: select 1", ["sql"]))  # db is not the model's
 
 
 if __name__ == "__main__":

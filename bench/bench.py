@@ -1395,6 +1395,8 @@ def _remote_sync_calls(
     am: Any, at: Any, server: Any, number: int, rounds: int, warm: int
 ) -> list[float]:
     """Round trips of agenttool_mcp's remote tool, ``.execute(Call(...))`` from this thread."""
+    # The same timing loop as _raw_client_bridged's, on purpose (duplicates pairs them): only
+    # the call under test sits inside the timed loop.
     per_op: list[float] = []
     with am.connect(server=server) as remote:
         t = remote.lookup("echo") or next(x for x in remote.tools() if x.name.endswith("echo"))
@@ -1415,6 +1417,8 @@ async def _remote_async_calls(
     am: Any, server: Any, number: int, rounds: int, warm: int
 ) -> list[float]:
     """Round trips of agenttool_mcp's AsyncRemote.call, awaited on this loop."""
+    # The same timing loop as _raw_client_calls', written out in each on purpose (duplicates
+    # pairs them): only the awaited call under test sits inside the timed loop.
     per_op: list[float] = []
     async with am.aconnect(server=server) as remote:
         for _ in range(warm):

@@ -97,7 +97,9 @@ def fixable_error() -> None:
 
 def output_items() -> None:
     heading("4. A model's response in, the items to send back out")
-    # What OpenAI's Responses API returns: function_call items among other output items.
+    # What OpenAI's Responses API returns: function_call items among other output items.  The
+    # same shape as test_agenttool.py's test_responses_items (duplicates pairs them): a real
+    # response's items, written out whole for the reader.
     response_output = [
         {"type": "reasoning", "id": "rs_1", "summary": []},
         {
