@@ -12366,8 +12366,6 @@ _GEMINI_INLINE_TYPES = (
     "text/plain",
 )
 
-_NO_ARGS_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
-
 _Outcome = Union[Result, BaseException]
 
 
@@ -12421,7 +12419,7 @@ def _definition_fields(
     import copy
 
     params = defn.get("parameters")
-    schema: Any = copy.deepcopy(params) if params is not None else copy.deepcopy(_NO_ARGS_SCHEMA)
+    schema: Any = copy.deepcopy(params) if params is not None else copy.deepcopy(NO_ARGS)
     if not isinstance(schema, dict):
         raise ValueError(
             f'tool "{name}": parameters must be a JSON Schema object, got {type(schema).__name__}'

@@ -88,11 +88,9 @@ def _text_of(result: Result) -> str | None:
 
 
 def _data_of(url: str) -> tuple[str, bytes] | None:
-    """``(mime, bytes)`` of a base64 data URL, else None."""
-    if not url.startswith("data:") or ";base64," not in url:
-        return None
-    head, _, data = url[5:].partition(";base64,")
-    return head or "application/octet-stream", base64.b64decode(data)
+    """``(mime, bytes)`` of a data URL, read by the core's one reader, else None."""
+    parsed = agenttool._data_url(url)
+    return None if parsed is None else (parsed[0], base64.b64decode(parsed[1]))
 
 
 # ----- the OpenAI Agents SDK -----------------------------------------------------------------
