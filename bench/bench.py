@@ -394,12 +394,19 @@ def bench_import(args: argparse.Namespace) -> None:
         extra_low = (low["import agenttool"] - low["pass"]) - (low[floor_stmt] - low["pass"])
         extra_med = (med["import agenttool"] - med["pass"]) - (med[floor_stmt] - med["pass"])
         extra_in = low_in["import agenttool"] - low_in[floor_stmt]
-        target(
-            "import agenttool <= 5 ms over the floor (judged on the min)",
-            extra_low <= 5e6,
+        name = "import agenttool <= 5 ms over the floor (judged on the min)"
+        figure = (
             f"{extra_low / 1e6:+.1f} ms wall min (median {extra_med / 1e6:+.1f}), "
-            f"{extra_in / 1e6:+.1f} ms in-process min",
+            f"{extra_in / 1e6:+.1f} ms in-process min"
         )
+        # agenttool's import runs the floor's: a fastest run below the floor's fastest means the
+        # load on the machine swamped the difference, and there is nothing to judge
+        noise = extra_low <= 0
+        if noise:
+            print(f"  target {name}: {figure}  NOT JUDGED (below the noise)")
+            MISSES.append(f"{name}: not measured, below the noise ({figure})")
+        else:
+            target(name, extra_low <= 5e6, figure)
         peers, ratios = [], []
         for stmt in (
             "import pydantic",
@@ -409,7 +416,7 @@ def bench_import(args: argparse.Namespace) -> None:
             if stmt in low:
                 add = low[stmt] - low[floor_stmt]
                 peers.append(f"`{stmt}` {fmt_ms(add)}")
-                if extra_low > 0:
+                if extra_low > 0 and add > 0:
                     ratios.append(add / extra_low)
         ROWS.append(
             row(
@@ -419,8 +426,8 @@ def bench_import(args: argparse.Namespace) -> None:
                 f"{fmt_ms(extra_low)} (wall, min of {runs}); {fmt_ms(extra_in)} in process",
                 "over the same floor: " + ", ".join(peers) if peers else "",
                 f"{min(ratios):.0f}-{max(ratios):.0f}x less" if ratios else "",
-                "<= 5 ms",
-                extra_low <= 5e6,
+                "<= 5 ms" + (": not judged, the difference is below the noise" if noise else ""),
+                None if noise else extra_low <= 5e6,
             )
         )
     else:
