@@ -280,6 +280,42 @@ class TestPropertyLists(unittest.TestCase):
         self.assertLessEqual(set(re.findall(r"``(\w+)``", entry)), written)
 
 
+def mcp_installed() -> bool:
+    import importlib.util
+
+    return sys.version_info >= (3, 10) and importlib.util.find_spec("mcp") is not None
+
+
+@unittest.skipUnless(mcp_installed(), "needs the mcp SDK (Python 3.10+)")
+class TestToolMetaServed(unittest.TestCase):
+    """What a server built by agenttool_mcp writes under TOOL_META_KEY, with every field set,
+    is what the docstring names (the source reading above runs without the SDK)."""
+
+    def test_served_fields(self) -> None:
+        import agenttool_mcp as am
+
+        def listed(country: str) -> list[str]:
+            """Cities."""
+            return [country]
+
+        def used(name: str) -> str:
+            """A resource's user."""
+            return name
+
+        everything = at.tool(
+            listed,
+            facts=lambda args: at.Facts(),
+            replay=at.Replay.SAFE,
+            annotations=at.Annotations(read_only=True),
+            sequential=True,
+        )
+        shared = at.tool(used, resource="db")
+        written = set()
+        for entry in am._entries_of([everything, shared]).values():
+            written |= set((entry.definition.meta or {}).get(am.TOOL_META_KEY, {}))
+        self.assertEqual(written, server_meta_fields())
+
+
 def pins(path: str) -> dict[str, str]:
     """A requirements file's ``name==version`` pins, names normalized."""
     found = {}
