@@ -257,7 +257,7 @@ class TestPropertyLists(unittest.TestCase):
 
     def test_new_docstring_lists_every_option(self) -> None:
         self.assertEqual(new_options(), function_tool_options())
-        self.assertLessEqual(set(PROPERTIES) - {"needs_approval"}, new_options())
+        self.assertLessEqual(set(PROPERTIES), new_options())
 
     def test_readme_lists_the_same_options(self) -> None:
         self.assertEqual(readme_options(), new_options() | OPTIONS_ONLY_README)
