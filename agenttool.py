@@ -3256,7 +3256,7 @@ def decode(type_or_function: Any, value: Any, *, strict: bool = False) -> Any:
 # validate(value) and validate_json(text) raise ValidationError(path, msg).  Each keyword writes
 # a few lines of Python through its generator (_KEYWORDS, the table from keyword to generator);
 # the whole schema becomes one module of source that compile() turns into functions, like
-# fastjsonschema does, and the code is 2.5 to 5 times faster than fastjsonschema (bench/).
+# fastjsonschema does, and the code runs faster than fastjsonschema's (the README's Benchmarks).
 # Schema strings reach the source only through repr(); regexes and other values are constants.
 #
 # Decisions, stated once:
@@ -7048,12 +7048,18 @@ class Tool(Protocol):
     object, ``None`` for no arguments.  ``execute`` raises to fail.
 
     Optional properties a tool may declare, each read by exactly one function that supplies
-    the default: ``strict`` (:func:`is_strict`), ``sequential`` (:func:`is_sequential`),
-    ``resource`` (:func:`resource_of`), ``annotations`` (:func:`annotations_of`),
-    ``confined(args)`` (:func:`confined_by`), ``replay(args)`` (:func:`replay_of`),
-    ``facts(args)`` (:func:`facts_of`, its presence :func:`is_factual`), ``output_schema``
-    (:func:`output_schema_of`), ``needs_approval(args)`` (:func:`needs_approval_of`), and
-    ``close()``, whose presence says the tool owns something the host must close.
+    the default (:data:`PROPERTIES` maps each name to its reader): ``strict``
+    (:func:`is_strict`), ``sequential`` (:func:`is_sequential`), ``resource``
+    (:func:`resource_of`), ``annotations`` (:func:`annotations_of`), ``confined(args)``
+    (:func:`confined_by`), ``replay(args)`` (:func:`replay_of`), ``facts(args)``
+    (:func:`facts_of`, its presence :func:`is_factual`), ``output_schema``
+    (:func:`output_schema_of`), ``needs_approval(args)`` (:func:`needs_approval_of`),
+    ``timeout`` (:func:`timeout_of`), ``max_output`` (:func:`max_output_of`), ``cacheable``
+    (:func:`is_cacheable`), ``isolated`` (:func:`is_isolated`), and the definition options
+    ``defer_loading`` (:func:`defer_loading_of`), ``input_examples``
+    (:func:`input_examples_of`), ``cache_control`` (:func:`cache_control_of`),
+    ``allowed_callers`` (:func:`allowed_callers_of`) and ``namespace`` (:func:`namespace_of`);
+    and ``close()``, whose presence says the tool owns something the host must close.
     """
 
     name: str
@@ -7947,21 +7953,37 @@ def new(
     """Build a tool from a typed function; ``name`` and ``description`` may be ``""`` for the
     function's name and docstring summary.
 
-    Options: ``strict``, ``sequential``, ``resource``, ``annotations``, ``confined``,
-    ``replay`` (a :class:`Replay` or a function of the arguments), ``facts`` (a function of
-    the arguments object returning :class:`Facts`: what a call amounts to, which an approver
-    reads, see :func:`facts_of`), ``needs_approval`` (a
-    bool or a function of the arguments object), ``lenient=True`` (repair objects and arrays
-    sent as JSON strings, see :func:`lenient_args`; ``None`` leaves it to the executor's
-    default), ``timeout`` (seconds a call may run), ``max_output`` (characters of output the
-    model sees), ``pageable=True`` (a cut output can be read in slices through
-    ``read_output``, see :meth:`ToolSet.pageable`; ``None`` leaves it to the executor's
-    default), ``cacheable=True`` (the executor's result cache may answer its calls that
-    ``replay`` reads as SAFE), ``closer``,
-    ``parameters`` (a supplied schema, then not validated unless ``validate=True``),
-    ``validate=False`` (skip validation of the generated schema), ``struct=True`` (the
-    function's one parameter is a dataclass or TypedDict whose schema is the root) and
-    ``output_schema`` (``False`` for none, or a dict; by default from the return hint).
+    Options, each a keyword (this list is the one source: the README's "Building tools" names
+    the same options, and test_readme.py holds both to :class:`FunctionTool`'s parameters):
+
+    - ``strict``: the schema follows strict rules (sent as ``strict: true``)
+    - ``sequential``: a batch holding the tool runs one call at a time
+    - ``resource``: calls naming one resource run in model order
+    - ``annotations``: an :class:`Annotations`
+    - ``confined``: a function of the arguments: whether the call runs confined, and by what
+    - ``replay``: a :class:`Replay` or a function of the arguments
+    - ``facts``: a function of the arguments object returning :class:`Facts`: what a call
+      amounts to, which an approver reads (see :func:`facts_of`)
+    - ``needs_approval``: a bool or a function of the arguments object
+    - ``lenient=True``: repair objects and arrays sent as JSON strings (see
+      :func:`lenient_args`); ``None`` leaves it to the executor's default
+    - ``timeout``: seconds a call may run
+    - ``max_output``: characters of output the model sees
+    - ``pageable=True``: a cut output can be read in slices through ``read_output`` (see
+      :meth:`ToolSet.pageable`); ``None`` leaves it to the executor's default
+    - ``cacheable=True``: the executor's result cache may answer its calls that ``replay``
+      reads as SAFE
+    - ``isolated=True``: each call runs in a worker process, which a timeout or a cancel kills
+    - ``max_memory``: bytes of address space for an isolated call's worker
+    - ``closer``: what the tool's ``close()`` calls: the tool owns something the host closes
+    - ``parameters``: a supplied schema, then not validated unless ``validate=True``
+    - ``validate=False``: skip validation of the generated schema
+    - ``struct=True``: the function's one parameter is a dataclass or TypedDict whose schema
+      is the root
+    - ``output_schema``: ``False`` for none, or a dict; by default from the return hint
+    - ``defer_loading``, ``input_examples``, ``cache_control``, ``allowed_callers``,
+      ``namespace``: definition options, each written only where a provider's format takes it
+      (see :func:`definition`)
     """
     given: dict[str, Any] = dict(options)
     closer = given.pop("closer", None)
@@ -12346,14 +12368,14 @@ class Executor:
 # Open Responses, OpenAI (both APIs) and Anthropic share one rule for tool names.
 _NAME_RULE = r"[a-zA-Z0-9_-]{1,64}"
 _NAME_RULE_TEXT = 'letters, digits, "_" and "-", 1 to 64 characters'
-# google-genai 3.6.1 allows 128 characters; Vertex's REST reference says 64.  The stricter
+# google-genai 3.3.0 allows 128 characters; Vertex's REST reference says 64.  The stricter
 # length is checked so that one definition works on both services.
 _GEMINI_NAME_RULE = r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}"
 _GEMINI_NAME_RULE_TEXT = (
     'a letter or "_" first, then letters, digits, "_", ".", ":" and "-", at most 64 characters'
 )
 
-# What Anthropic takes inside a tool_result (anthropic 2.14.0 Base64ImageSourceParam).
+# What Anthropic takes inside a tool_result (anthropic 2.10.0 Base64ImageSourceParam).
 _ANTHROPIC_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 # What Gemini takes as inline data in a functionResponse's parts (images, PDFs, plain text).
 _GEMINI_INLINE_TYPES = (

@@ -103,10 +103,26 @@ RECORD_META_KEY = "io.github.christopherdavenport.agenttool/record"
 
 TOOL_META_KEY = "io.github.christopherdavenport.agenttool/tool"
 """The ``_meta`` key of a tool definition under which the tool's properties cross as the
-server's statements (not MCP's hints): ``{"facts", "replay", "readOnly", "sequential",
-"resource"}``, each only when true or non-empty, no entry when none is.  ``facts`` says the
-tool claims facts (:func:`agenttool.is_factual`), ``replay`` that it answers ``replay`` (so
-the server answers :data:`FACTS_METHOD` for it), not that the answer is other than unknown."""
+server's statements (not MCP's hints): an object of the fields ``facts``, ``replay``,
+``readOnly``, ``sequential``, ``resource`` and ``wrapped``, each only when true or non-empty,
+no entry when none is.  ``facts`` says the tool claims facts (:func:`agenttool.is_factual`),
+``replay`` that it answers ``replay`` (so the server answers :data:`FACTS_METHOD` for it), not
+that the answer is other than unknown; ``readOnly`` is its annotations' ``read_only``;
+``wrapped`` says the ``outputSchema`` is ``{"result": schema}`` around a schema that is not an
+object's, which the client unwraps.
+
+How each of :data:`agenttool.PROPERTIES` crosses (test_readme.py holds this list to it):
+
+- in this entry: ``facts``, ``replay``, ``sequential``, ``resource``;
+- as MCP's own fields: ``annotations`` (the definition's ``annotations``), ``output_schema``
+  (its ``outputSchema``);
+- not sent, applied where the server runs the call: ``strict``, ``confined``,
+  ``needs_approval`` (the server asks its client, by elicitation), ``timeout``,
+  ``max_output``, ``isolated``;
+- not served: ``cacheable`` (the server keeps no result cache), and the definition options
+  MCP has no field for, ``defer_loading``, ``input_examples``, ``cache_control``,
+  ``allowed_callers`` and ``namespace``.
+"""
 
 FACTS_METHOD = "execution/facts"
 """The MCP method that carries the facts and replay claims of a server's tools, for several
