@@ -1711,14 +1711,15 @@ class _RemoteTool:
 
     def replay(self, args: Any) -> at.Replay:
         """The server's answer for this call where it claims replay (``claims=True``; an
-        answer that cannot be had is UNKNOWN); otherwise a read-only remote tool may run
-        again when its outcome is unknown (a dropped connection), and any other never."""
+        answer that cannot be had is UNKNOWN); otherwise UNKNOWN: a hint (``readOnlyHint``, a
+        ``readOnly`` in ``_meta``) never makes a call safe to run twice, as the Go contract
+        says, since nothing holds a server to it."""
         if self.claims_replay:
             try:
                 return self._remote._answers_sync([(self.name, args)])[0].replay
             except Exception:
                 return at.Replay.UNKNOWN
-        return at.Replay.SAFE if self.read_only else at.Replay.UNKNOWN
+        return at.Replay.UNKNOWN
 
     def _facts(self, args: Any) -> at.Facts:
         """What the server says this call amounts to; its error raised as a RemoteError."""
@@ -2600,7 +2601,7 @@ class AsyncRemote:
                     if self._closed or not self._reconnects():
                         raise _Ended(self._close_error) from exc
                     self._dropped = generation
-                    if attempt == 0 and at.replay_of(tool, args) is at.Replay.SAFE:
+                    if attempt == 0 and await self._safe_to_send_again(tool, args):
                         continue  # its replay is SAFE: send it again on a new connection
                     raise _NotSent(
                         "mcp: the connection was lost during the call; it was not sent again "
@@ -2608,6 +2609,19 @@ class AsyncRemote:
                     ) from exc
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _safe_to_send_again(self, tool: _RemoteTool, args: dict[str, Any]) -> bool:
+        """Whether a call lost with its connection may be sent again: only when the server
+        claims replay for the tool (and the host trusts claims) and answers SAFE for these
+        arguments, asked on a new connection since the old one is gone; never on a hint."""
+        if not tool.claims_replay:
+            return False
+        try:
+            await self._reconnect(patient=True)
+            (answer,) = await self.facts([(tool.name, args)])
+        except Exception:  # noqa: BLE001 - no answer is no permission
+            return False
+        return answer.replay is at.Replay.SAFE
 
     async def _timed(
         self,
@@ -3077,7 +3091,8 @@ def connect(
     (as the SDK's client does), ``"legacy"`` or ``"2026-07-28"`` force one.  Over HTTP, a
     server that forgot the session (404 after a restart) gets a new one and the request once
     more.  A dropped connection (stdio or HTTP) is opened again by the next call; the call in
-    flight fails and is sent again only when its replay is SAFE (a read-only tool).
+    flight fails and is sent again only when the server answers its replay SAFE (under
+    ``claims=True``; a read-only hint never makes a call safe to send twice).
     ``claims=True`` trusts the server's claims (see ``FACTS_METHOD``), off by default since a
     claim is only as true as the server: on a server that advertises ``FACTS_CAPABILITY``, a
     tool its ``_meta`` marks ``facts`` is factual (``agenttool.facts_of`` asks the server about

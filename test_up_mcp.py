@@ -337,12 +337,17 @@ DROPPING = textwrap.dedent(
         return at.text("woke")
 
 
-    def _look(call):
-        first = not os.path.exists(os.path.join(HERE, "look.starts"))
-        _note("look.starts")
-        if first:
-            threading.Event().wait(120)
-        return at.text("looked")
+    def _once_stalled(name):
+        """The tool of ``name``: its first call waits to be killed, later ones answer."""
+
+        def run(call):
+            first = not os.path.exists(os.path.join(HERE, name + ".starts"))
+            _note(name + ".starts")
+            if first:
+                threading.Event().wait(120)
+            return at.text(name + "ed")
+
+        return run
 
 
     def _upper(call):
@@ -350,7 +355,12 @@ DROPPING = textwrap.dedent(
 
 
     stall = at.new_func("stall", "Waits.", None, _stall)
-    look = at.new_func("look", "Looks.", None, _look, annotations=at.Annotations(read_only=True))
+    look = at.new_func(
+        "look", "Looks.", None, _once_stalled("look"), replay=lambda args: at.Replay.SAFE
+    )
+    peek = at.new_func(
+        "peek", "Peeks.", None, _once_stalled("peek"), annotations=at.Annotations(read_only=True)
+    )
     upper = at.new_func(
         "upper", "Upper.", {"type": "object", "properties": {"text": {"type": "string"}}}, _upper
     )
@@ -361,14 +371,14 @@ DROPPING = textwrap.dedent(
 class TestReconnectAfterADrop(base._Fixture):
     """A Remote whose server died during a call reconnects on its next call (HTTP and stdio,
     both eras); the call in flight fails saying so and is sent again only when its replay is
-    SAFE (a read-only remote tool)."""
+    SAFE, which only the server's answer can make it (connect(claims=True)), never a hint."""
 
     fixture = DROPPING
     fixture_file = "dropping_tools.py"
     serve_at = base.TestSessionRestart.serve_at
 
     def setUp(self) -> None:
-        for name in ("stall.starts", "look.starts"):
+        for name in ("stall.starts", "look.starts", "peek.starts"):
             path = os.path.join(self.tmp, name)
             if os.path.exists(path):
                 os.remove(path)
@@ -449,11 +459,35 @@ class TestReconnectAfterADrop(base._Fixture):
             holder["stop"] = self.serve_at(port)
 
         holder["stop"] = self.serve_at(port)
-        with am.connect(url=f"http://127.0.0.1:{port}/mcp") as remote:
+        with am.connect(url=f"http://127.0.0.1:{port}/mcp", claims=True) as remote:
             outcome = self.in_flight(remote, "look", restart)
             self.assertIsInstance(outcome, at.Result)
             self.assertEqual(outcome.output, "looked")
             self.assertEqual(len(self.starts("look.starts")), 2)
+
+    @_quiet("mcp")
+    @_quiet("httpx2")
+    @_quiet("agenttool_mcp")
+    def test_a_read_only_hint_never_makes_a_call_safe_to_send_again(self) -> None:
+        """readOnlyHint is the server's word, held to nothing: the call is not sent again, with
+        claims trusted or not; and a tool claiming replay is not sent again untrusted."""
+        port = _free_port()
+        holder: dict[str, Any] = {}
+
+        def restart() -> None:
+            holder["stop"]()
+            holder["stop"] = self.serve_at(port)
+
+        holder["stop"] = self.serve_at(port)
+        for claims, name in ((False, "peek"), (True, "peek"), (False, "look")):
+            self.setUp()
+            with am.connect(url=f"http://127.0.0.1:{port}/mcp", claims=claims) as remote:
+                tool = {t.name: t for t in remote.tools()}[name]
+                self.assertIs(at.replay_of(tool, {}), at.Replay.UNKNOWN)
+                outcome = self.in_flight(remote, name, restart)
+                self.assertIsInstance(outcome, am.RemoteError, (claims, name))
+                self.assertIn("not sent again", str(outcome))
+                self.assertEqual(len(self.starts(f"{name}.starts")), 1, (claims, name))
 
 
 if __name__ == "__main__":
