@@ -177,8 +177,9 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
     """Map a Result's output to MCP content blocks, as the Go server does.
 
     Text is one text block; text parts are text; a data-URL image is an image block and a plain
-    URL a resource link; file data is an embedded blob (URI ``file_url`` or ``file:///name``), a
-    URL alone a link, a name alone text; anything else crosses as its JSON text.
+    URL a resource link; audio file data (typed audio, or named so) is an audio block, other
+    file data an embedded blob (URI ``file_url`` or ``file:///name``), a URL alone a link, a
+    name alone text; anything else crosses as its JSON text.
     """
     import mcp.types as mt
 
@@ -196,6 +197,8 @@ def content_of(output: str | list[dict[str, Any]]) -> list[mt.ContentBlock]:
                 blocks.append(mt.ImageContent(type="image", data=split[1], mime_type=split[0]))
             else:
                 blocks.append(mt.ResourceLink(type="resource_link", uri=url, name="image"))
+        elif kind == "input_file" and (audio := _audio_of(part)) is not None:
+            blocks.append(audio)
         elif kind == "input_file":
             name = part.get("filename") or ""
             url = part.get("file_url") or ""
@@ -236,6 +239,17 @@ _AUDIO_EXT = {
 def _audio_name(mime: str) -> str:
     base = mime.split(";", 1)[0].strip().lower()
     return "audio" + _AUDIO_EXT.get(base, "")
+
+
+def _audio_of(part: dict[str, Any]) -> mt.AudioContent | None:
+    """An audio block for a file part whose bytes are inline and whose type (stated, or read
+    from its name as the core reads it) is audio; None for any other file."""
+    import mcp.types as mt
+
+    mime, data, _ = at._file_source(part)
+    if not mime.startswith("audio/") or not data or not _is_base64(data):
+        return None
+    return mt.AudioContent(type="audio", data=data, mime_type=mime)
 
 
 def result_of(result: mt.CallToolResult) -> at.Result:
@@ -889,9 +903,14 @@ async def _call_tool(
         with state.lock:
             run = state.pending.pop(params.request_state, None)
         if run is None or run.entry.tool.name != params.name:
-            return _error_result(
+            from mcp.shared.exceptions import MCPError
+
+            # an unknown state (tampered, expired, answered already, another worker's) is the
+            # client's invalid parameter, as the 2026-07-28 revision says: a JSON-RPC error
+            raise MCPError(
+                -32602,
                 f'agenttool_mcp: tool "{params.name}": the call these answers belong to is '
-                "no longer waiting for them; call the tool again"
+                "no longer waiting for them (requestState unknown here); call the tool again",
             )
         if run.abandon is not None:
             run.abandon.cancel()

@@ -425,6 +425,25 @@ class TestContent(_Case):
         self.assertEqual(json.loads(unknown.text), {"type": "mystery", "x": 1})
         self.assertEqual([b.type for b in am.content_of("")], ["text"])
 
+    def test_audio_goes_out_as_an_audio_block(self) -> None:
+        """A file typed audio, or named so, is MCP audio; other files stay blobs."""
+        wav = at.file(b"RIFF", filename="a.wav", mime="audio/wav")
+        named = at.file(b"ID3", filename="song.mp3")
+        other = at.file(b"%PDF", filename="a.pdf")
+        blocks = am.content_of([wav, named, other])
+        self.assertEqual([b.type for b in blocks], ["audio", "audio", "resource"])
+        self.assertEqual((blocks[0].data, blocks[0].mime_type), ("UklGRg==", "audio/wav"))
+        self.assertEqual(blocks[1].mime_type, "audio/mpeg")
+
+    def test_audio_read_back_is_served_as_audio_again(self) -> None:
+        """What result_of makes of an audio block, content_of writes as audio (a proxy keeps
+        it audio)."""
+        block = mt.AudioContent(type="audio", data="AAE=", mime_type="audio/mpeg")
+        parts = am.result_of(mt.CallToolResult(content=[block])).output
+        assert isinstance(parts, list)
+        (again,) = am.content_of(parts)
+        self.assertEqual((again.type, again.data, again.mime_type), ("audio", "AAE=", "audio/mpeg"))
+
     def test_content_to_parts(self) -> None:
         r = mt.CallToolResult(
             content=[
@@ -740,28 +759,39 @@ class TestSDKClient(_Case):
             [at.new_func("waits", "Waits.", None, waits)], abandon_after=0.05
         )
 
-        async def main() -> tuple[str, bool, str]:
+        from mcp.shared.exceptions import MCPError
+
+        async def resume(client: Any, state: str | None) -> tuple[int, str]:
+            """The JSON-RPC error answering answers sent under ``state``."""
+            try:
+                await client.session.call_tool(
+                    "waits",
+                    {},
+                    input_responses={"elicit_1": mt.ElicitResult(action="accept", content={})},
+                    request_state=state,
+                    allow_input_required=True,
+                )
+            except MCPError as exc:
+                return exc.error.code, exc.error.message
+            raise AssertionError("answers for a call no longer waiting were taken")
+
+        async def main() -> tuple[str, tuple[int, str], tuple[int, str]]:
             async with Client(limited, elicitation_callback=cast(Any, elicit)) as client:
                 first = _text_of(await client.call_tool("ask", {}))
             async with Client(abandoning, elicitation_callback=cast(Any, elicit)) as client:
                 pending = await client.session.call_tool("waits", {}, allow_input_required=True)
                 assert isinstance(pending, mt.InputRequiredResult)
                 await anyio.to_thread.run_sync(stopped.wait, WAIT)
-                late = await client.session.call_tool(
-                    "waits",
-                    {},
-                    input_responses={"elicit_1": mt.ElicitResult(action="accept", content={})},
-                    request_state=pending.request_state,
-                    allow_input_required=True,
-                )
-                assert isinstance(late, mt.CallToolResult)
-                return first, bool(late.is_error), _text_of(late)
+                late = await resume(client, pending.request_state)
+                forged = await resume(client, "never-issued")
+                return first, late, forged
 
-        first, late_is_error, late_text = asyncio.run(main())
+        first, late, forged = asyncio.run(main())
         self.assertEqual(first, "accept:Ada cancel")
         self.assertTrue(stopped.is_set())
-        self.assertTrue(late_is_error)
-        self.assertIn("no longer waiting", late_text)
+        for code, message in (late, forged):  # expired and forged: the client's invalid params
+            self.assertEqual(code, -32602)
+            self.assertIn("no longer waiting", message)
 
     def test_modern_list_changed_on_listen(self) -> None:
         from mcp import Client
