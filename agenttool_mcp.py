@@ -2790,7 +2790,21 @@ class AsyncRemote:
             return mt.ErrorData(
                 code=-32603, message="mcp: elicitation answer: accept content must be a JSON object"
             )
-        return mt.ElicitResult(action="accept", content=reply.content)
+        content = _with_defaults(question.schema, reply.content)
+        return mt.ElicitResult(action="accept", content=content)
+
+
+def _with_defaults(schema: Any, content: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An accepted form's content with the schema's defaults for the fields the answer left
+    out, as SEP-1034 asks of a client (a field the answer gives is never touched)."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return content
+    filled = dict(content or {})
+    for name, field in properties.items():
+        if name not in filled and isinstance(field, dict) and "default" in field:
+            filled[name] = field["default"]
+    return filled if filled or content is not None else content
 
 
 def _read_answer(answer: Any, tool: _RemoteTool) -> FactsAnswer:

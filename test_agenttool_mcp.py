@@ -1827,6 +1827,24 @@ class TestInMemory(_Case):
             (questions[1].message, questions[1].url), ("Log in here", "https://login.test/x")
         )
 
+    def test_an_accepted_form_gets_the_defaults_it_left_out(self) -> None:
+        """SEP-1034: the client fills an accepted form's omitted fields from the schema's
+        defaults, and never touches a field the answer gives."""
+        schema = {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "John"},
+                "age": {"type": "integer", "default": 30},
+                "given": {"type": "string", "default": "x"},
+                "free": {"type": "string"},
+            },
+        }
+        filled = am._with_defaults(schema, {"given": "y"})
+        self.assertEqual(filled, {"given": "y", "name": "John", "age": 30})
+        self.assertEqual(am._with_defaults(schema, None), {"name": "John", "age": 30, "given": "x"})
+        self.assertIsNone(am._with_defaults(None, None))
+        self.assertEqual(am._with_defaults({"type": "object"}, {}), {})
+
     def test_list_change_in_a_call_refreshes(self) -> None:
         remote = self.connect(notification_grace=WAIT)
         self.assertNotIn("extra", [t.name for t in remote.tools()])
