@@ -3942,12 +3942,12 @@ class _Compiler:
                 raise self.error(site.loc, kw, "is not supported by this validator")
         # Consecutive table entries for the same JSON type share one guard (``if isinstance``).
         runs: list[tuple[str | None, list[_Generator]]] = []
-        for names, guard, generate in _KEYWORDS:
-            if any(k in keys for k in names):
-                if runs and runs[-1][0] == guard:
-                    runs[-1][1].append(generate)
-                else:
-                    runs.append((guard, [generate]))
+        for entry in sorted({i for k in keys for i in _KEYWORD_ENTRIES.get(k, ())}):
+            _, guard, generate = _KEYWORDS[entry]
+            if runs and runs[-1][0] == guard:
+                runs[-1][1].append(generate)
+            else:
+                runs.append((guard, [generate]))
         for guard, entries in runs:
             known = site.known
             if guard is not None and known is not None:
@@ -4589,6 +4589,20 @@ _KEYWORDS: list[tuple[tuple[str, ...], str | None, _Generator]] = [
     (("not",), None, _gen_not),
     (("if",), None, _gen_if),
 ]  # fmt: skip
+
+
+def _entries_by_keyword() -> dict[str, tuple[int, ...]]:
+    """Keyword -> the positions of the table entries it belongs to, so that a schema's few
+    keys find their generators without a pass over the whole table."""
+    entries: dict[str, tuple[int, ...]] = {}
+    for i, (names, _, _) in enumerate(_KEYWORDS):
+        for name in names:
+            entries[name] = entries.get(name, ()) + (i,)
+    return entries
+
+
+_KEYWORD_ENTRIES = _entries_by_keyword()
+
 # Where subschemas sit (for $id and $anchor indexing).
 _ONE_SCHEMA = frozenset(
     ["additionalProperties", "propertyNames", "items", "additionalItems", "contains", "not",
