@@ -9214,6 +9214,8 @@ class ToolSet(list[Tool]):
             results, failures = runner.results(plan.jobs, run=run, journal=journal, resolve=resolve)
         return plan.items(results, failures, errors)
 
+    # arun repeats run's signature (a coroutine function cannot share a function's); test_layout
+    # holds the two, and Executor.execute and aexecute, to the same parameters.
     async def arun(
         self,
         calls: Any,

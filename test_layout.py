@@ -178,5 +178,19 @@ class TestToolOptions(unittest.TestCase):
         )
 
 
+class TestTwins(unittest.TestCase):
+    def test_the_async_twins_take_the_same_parameters(self) -> None:
+        """A parameter added to run and not to arun (or to execute and not aexecute) fails."""
+        for sync, asynchronous in (
+            (agenttool.ToolSet.run, agenttool.ToolSet.arun),
+            (agenttool.Executor.execute, agenttool.Executor.aexecute),
+        ):
+            with self.subTest(sync.__name__):
+                self.assertEqual(
+                    list(inspect.signature(sync).parameters),
+                    list(inspect.signature(asynchronous).parameters),
+                )
+
+
 if __name__ == "__main__":
     unittest.main()
