@@ -719,16 +719,17 @@ class TestBounds(unittest.TestCase):
         self,
     ) -> None:
         """Cancelling a batch completes at once, as cancelled, its calls waiting in the
-        executor's line for another batch's call to leave."""
-        ex = at.Executor(max_parallel=1)
+        executor's line for another batch's call to leave (the first in the line, and the
+        batch's others waiting behind it for a place)."""
+        ex = at.Executor(max_parallel=2)
         line = ex._bounds().line  # white-box: the executor's line, to know who waits
-        started, hold_on = threading.Event(), self.event()
+        holding, hold_on = [], self.event()
         ran: list[str] = []
 
         @at.tool
         def hold() -> str:
-            """Hold the executor's one place until released."""
-            started.set()
+            """Hold one of the executor's two places until released."""
+            holding.append(True)
             hold_on.wait(BOUND * 3)
             return "held"
 
@@ -738,21 +739,22 @@ class TestBounds(unittest.TestCase):
             ran.append("waiting")
             return "ran"
 
-        holder = in_thread(lambda: ex.results([at.Job(hold, at.Call("h", {}))]))
-        self.assertTrue(started.wait(BOUND))
+        held = [at.Job(hold, at.Call(f"h{i}", {})) for i in range(2)]
+        holder = in_thread(lambda: ex.results(held))
+        self.assertTrue(wait_for(lambda: len(holding) == 2))
         cancel = threading.Event()
         outcome: list[Any] = []
-        waiter = in_thread(
-            lambda: outcome.append(ex.results([at.Job(waiting, at.Call("w", {}))], cancel))
-        )
+        jobs = [at.Job(waiting, at.Call(f"w{i}", {})) for i in range(3)]
+        waiter = in_thread(lambda: outcome.append(ex.results(jobs, cancel)))
         self.assertTrue(wait_for(lambda: len(line) == 1))
         cancel.set()
         waiter.join(BOUND)
         self.assertFalse(waiter.is_alive(), "the cancelled call waited for the holder")
         self.assertTrue(holder.is_alive())
         ((results, errors),) = outcome
-        self.assertEqual(results, [None])
-        self.assertIsInstance(errors[0], at.Cancelled)
+        self.assertEqual(results, [None] * 3)
+        for error in errors:
+            self.assertIsInstance(error, at.Cancelled)
         hold_on.set()
         holder.join(BOUND)
         self.assertEqual(ran, [])
