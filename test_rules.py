@@ -407,28 +407,6 @@ class TestToolSetArun(unittest.TestCase):
         self.assertEqual(out[0]["output"], "Error: ConnectionError")
 
 
-class TestExecutorLenient(unittest.TestCase):
-    def test_the_executors_lenient_is_only_the_default_for_tools_not_setting_it(self) -> None:
-        """``Executor(lenient=True)`` repairs the calls of tools that leave ``lenient``
-        unset, never those of a tool that sets ``lenient=False``."""
-
-        def make(lenient: Optional[bool]) -> at.Tool:
-            def search(filters: dict) -> str:
-                return json.dumps(filters)
-
-            return at.new("search", "Search.", search, lenient=lenient)
-
-        executor = at.Executor(lenient=True)
-        args = {"filters": '{"a": 1}'}
-        result, error = run_one(make(None), args, executor)
-        self.assertIsNone(error)
-        assert result is not None
-        self.assertEqual(json.loads(result.output), {"a": 1})
-        result, error = run_one(make(False), args, executor)
-        self.assertIsNone(result)
-        self.assertIsInstance(error, at.ValidationError)
-
-
 # =============================================================================================
 # The executor
 # =============================================================================================
