@@ -54,16 +54,19 @@ class TestMap(unittest.TestCase):
         self.assertNotEqual(map_titles(agenttool.__doc__ or ""), banner_titles(text))
 
     def test_the_core_tests_follow_the_module_s_sections_in_order(self) -> None:
-        """test_agenttool's banners are the module's section titles, in the module's order,
-        between its shared helpers and the tests that cross the sections."""
-        with open(os.path.join(HERE, "test_agenttool.py"), encoding="utf-8") as f:
-            titles = banner_titles(f.read())
+        """The banners of test_agenttool and test_rules are the module's section titles, in the
+        module's order (test_agenttool's shared helpers first and its tests that cross the
+        sections last)."""
         sections = banner_titles(module_text())
-        self.assertTrue(titles[0].startswith("Helpers shared"), titles[0])
-        self.assertTrue(titles[-1].startswith("Across the sections"), titles[-1])
-        inner = titles[1:-1]
-        self.assertEqual([t for t in inner if t not in sections], [], "not a module section")
-        self.assertEqual(inner, sorted(inner, key=sections.index), "out of the module's order")
+        for name in ("test_agenttool.py", "test_rules.py"):
+            with self.subTest(name), open(os.path.join(HERE, name), encoding="utf-8") as f:
+                titles = banner_titles(f.read())
+                if name == "test_agenttool.py":
+                    self.assertTrue(titles[0].startswith("Helpers shared"), titles[0])
+                    self.assertTrue(titles[-1].startswith("Across the sections"), titles[-1])
+                    titles = titles[1:-1]
+                self.assertEqual([t for t in titles if t not in sections], [], "not a section")
+                self.assertEqual(titles, sorted(titles, key=sections.index), "out of order")
 
     def test_banners_are_in_one_of_two_styles(self) -> None:
         """A section's banner is a line of 93 dashes, the title, a line of dashes; a part of a
