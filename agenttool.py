@@ -7913,52 +7913,52 @@ class _ClosingFunctionTool(FunctionTool[_P, _R]):
         self._closer()
 
 
-class _FuncOptions(typing.TypedDict, total=False):
-    """The options of a function tool, as :func:`new_func` takes them (it sets ``parameters``
-    and ``raw`` itself): with :class:`_ToolOptions`, :class:`FunctionTool`'s keyword parameters
-    (a test holds the two to each other) and ``closer``, so a type checker flags a misspelt
-    option or a value of the wrong type."""
+if typing.TYPE_CHECKING:  # read by type checkers only: classes made at import cost time
 
-    strict: bool
-    sequential: bool
-    resource: str
-    annotations: Annotations | None
-    confined: Callable[[dict[str, Any]], tuple[bool, str]] | None
-    replay: Replay | Callable[[dict[str, Any]], Replay] | None
-    facts: Callable[[dict[str, Any]], Facts] | None
-    needs_approval: bool | Callable[[dict[str, Any]], bool]
-    lenient: bool | None
-    timeout: float | None
-    max_output: int | None
-    pageable: bool | None
-    cacheable: bool
-    isolated: bool
-    max_memory: int | None
-    validate: bool | None
-    struct: bool
-    output_schema: bool | dict[str, Any] | None
-    defer_loading: bool
-    input_examples: Sequence[dict[str, Any]] | None
-    cache_control: dict[str, Any] | None
-    allowed_callers: Sequence[str] | None
-    namespace: str | Namespace | None
-    closer: Callable[[], Any] | None
+    class _FuncOptions(typing.TypedDict, total=False):
+        """The options of a function tool, as :func:`new_func` takes them (it sets ``parameters``
+        and ``raw`` itself): with :class:`_ToolOptions`, :class:`FunctionTool`'s keyword parameters
+        (a test holds the two to each other) and ``closer``, so a type checker flags a misspelt
+        option or a value of the wrong type."""
 
+        strict: bool
+        sequential: bool
+        resource: str
+        annotations: Annotations | None
+        confined: Callable[[dict[str, Any]], tuple[bool, str]] | None
+        replay: Replay | Callable[[dict[str, Any]], Replay] | None
+        facts: Callable[[dict[str, Any]], Facts] | None
+        needs_approval: bool | Callable[[dict[str, Any]], bool]
+        lenient: bool | None
+        timeout: float | None
+        max_output: int | None
+        pageable: bool | None
+        cacheable: bool
+        isolated: bool
+        max_memory: int | None
+        validate: bool | None
+        struct: bool
+        output_schema: bool | dict[str, Any] | None
+        defer_loading: bool
+        input_examples: Sequence[dict[str, Any]] | None
+        cache_control: dict[str, Any] | None
+        allowed_callers: Sequence[str] | None
+        namespace: str | Namespace | None
+        closer: Callable[[], Any] | None
 
-class _ToolOptions(_FuncOptions, total=False):
-    """What :func:`new` takes: the options of :func:`new_func`, a supplied ``parameters``
-    schema and ``raw`` (``fn`` reads the :class:`Call` itself)."""
+    class _ToolOptions(_FuncOptions, total=False):
+        """What :func:`new` takes: the options of :func:`new_func`, a supplied ``parameters``
+        schema and ``raw`` (``fn`` reads the :class:`Call` itself)."""
 
-    parameters: dict[str, Any] | None
-    raw: bool
+        parameters: dict[str, Any] | None
+        raw: bool
 
+    class _DecoratorOptions(_ToolOptions, total=False):
+        """What :func:`tool` takes: the options of :func:`new`, and the tool's name and
+        description."""
 
-class _DecoratorOptions(_ToolOptions, total=False):
-    """What :func:`tool` takes: the options of :func:`new`, and the tool's name and
-    description."""
-
-    name: str
-    description: str
+        name: str
+        description: str
 
 
 def new(

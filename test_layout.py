@@ -6,6 +6,7 @@ second style, or a provider format without every piece the library needs of it.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import re
@@ -159,8 +160,24 @@ class TestFormatsTable(unittest.TestCase):
             self.assertIn(f'"{fmt}"', str(caught.exception))
 
 
-def typed_keys(options: Any) -> set[str]:
-    return set(options.__required_keys__) | set(options.__optional_keys__)
+def typed_keys(name: str) -> set[str]:
+    """The keys of one of agenttool's option TypedDicts, its bases' included, read from the
+    source (they are defined for type checkers only, so as not to cost import time)."""
+    classes = {
+        node.name: node
+        for node in ast.walk(ast.parse(module_text()))
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Options")
+    }
+    node = classes[name]
+    keys = {
+        item.target.id
+        for item in node.body
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+    }
+    for base in node.bases:
+        if isinstance(base, ast.Name) and base.id in classes:
+            keys |= typed_keys(base.id)
+    return keys
 
 
 class TestToolOptions(unittest.TestCase):
@@ -169,15 +186,13 @@ class TestToolOptions(unittest.TestCase):
         signature = inspect.signature(agenttool.FunctionTool.__init__)
         keywords = {p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY}
         self.assertEqual(
-            typed_keys(agenttool._ToolOptions), keywords - {"name", "description"} | {"closer"}
+            typed_keys("_ToolOptions"), keywords - {"name", "description"} | {"closer"}
         )
         self.assertEqual(
-            typed_keys(agenttool._DecoratorOptions),
-            typed_keys(agenttool._ToolOptions) | {"name", "description"},
+            typed_keys("_DecoratorOptions"), typed_keys("_ToolOptions") | {"name", "description"}
         )
         self.assertEqual(
-            typed_keys(agenttool._FuncOptions),
-            typed_keys(agenttool._ToolOptions) - {"parameters", "raw"},
+            typed_keys("_FuncOptions"), typed_keys("_ToolOptions") - {"parameters", "raw"}
         )
 
 
