@@ -4060,9 +4060,9 @@ _COUNTS = frozenset(
 )  # fmt: skip
 _LIMITS = frozenset(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"])
 _STRINGS = frozenset(["$ref", "$recursiveRef", "$dynamicRef", "$id", "$schema", "pattern"])
-_ANCHOR = {  # the anchor names each draft allows
-    _DRAFT2019: re.compile(r"[A-Za-z][-A-Za-z0-9.:_]*\Z"),
-    _DRAFT2020: re.compile(r"[A-Za-z_][-A-Za-z0-9._]*\Z"),
+_ANCHOR = {  # the anchor names each draft allows (compiled on first use, by re's cache)
+    _DRAFT2019: r"[A-Za-z][-A-Za-z0-9.:_]*\Z",
+    _DRAFT2020: r"[A-Za-z_][-A-Za-z0-9._]*\Z",
 }
 
 
@@ -4129,7 +4129,7 @@ def _keyword_fault(draft: int, kw: str, value: Any) -> str | None:
         return None
     if kw in ("$anchor", "$dynamicAnchor", "$recursiveAnchor"):  # the last: 2020-12's form
         pattern = _ANCHOR[_DRAFT2019 if draft == _DRAFT2019 else _DRAFT2020]
-        if isinstance(value, str) and pattern.match(value):
+        if isinstance(value, str) and re.match(pattern, value):
             return None
         return "an anchor name (a letter or _, then letters, digits, -, . or _)"
     if kw == "$vocabulary":
@@ -13585,9 +13585,11 @@ _CLI_DEPTH = 4  # how deep --a.b.c flags reach into nested objects
 _CLI_SCALARS = ("string", "integer", "number", "boolean")
 _CLI_RESERVED = ("help", "schema")  # the program's own commands
 _CLI_ANNOTATIONS = frozenset(("description", "default", "title", "examples", "$comment"))
-_CLI_NAME = re.compile(r"[^\W][\w-]*")  # a property name a flag can carry (no ".", "=", space)
-_CLI_INTEGER = re.compile(r"[-+]?[0-9]+")
-_CLI_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+# Patterns compiled on first use (re's cache), not at import: a property name a flag can
+# carry (no ".", "=", space), an integer, a number.
+_CLI_NAME = r"[^\W][\w-]*"
+_CLI_INTEGER = r"[-+]?[0-9]+"
+_CLI_NUMBER = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 _CLI_BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
 _CLI_EXTENSIONS = {  # the common types by name: mimetypes lists several for some, in no order
     "image/png": ".png",
@@ -13776,7 +13778,7 @@ def _cli_params(
         default = own.get("default", node.get("default", defaults.get(name, _MISSING)))
         where = (*path, name)
         shape, members = "json", []
-        nameable = isinstance(name, str) and _CLI_NAME.fullmatch(name) is not None
+        nameable = isinstance(name, str) and re.fullmatch(_CLI_NAME, name) is not None
         if nameable and kind in _CLI_SCALARS:
             shape = "value"
         elif nameable and kind == "array":
@@ -13869,12 +13871,12 @@ def _cli_convert(flag: str, kind: str, text: str) -> Any:
     """One flag value as the JSON value of ``kind``; a _CliUsage when it is not one."""
     if kind == "string":
         return text
-    if kind == "integer" and _CLI_INTEGER.fullmatch(text):
+    if kind == "integer" and re.fullmatch(_CLI_INTEGER, text):
         try:
             return int(text)
         except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
             pass
-    if kind == "number" and _CLI_NUMBER.fullmatch(text):
+    if kind == "number" and re.fullmatch(_CLI_NUMBER, text):
         number = float(text) if any(c in text for c in ".eE") else int(text)
         if _is_finite(float(number)):
             return number
