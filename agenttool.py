@@ -3780,6 +3780,8 @@ class _Compiler:
                 if isinstance(anchor, str) and anchor_kw not in self.unknown:
                     self.anchors[base.partition("#")[0] + "#" + anchor] = node
         for kw, sub in node.items():
+            if kw not in _SCHEMA_PLACES:
+                continue  # holds no subschema
             # "$defs" is no keyword of drafts 6 and 7, yet where their schemas often keep
             # definitions: the schemas in it are indexed (their $id found) all the same.
             known = kw not in self.unknown
@@ -4612,6 +4614,7 @@ _SCHEMA_MAP = frozenset(
     ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]
 )
 _SCHEMA_LIST = frozenset(["allOf", "anyOf", "oneOf", "prefixItems", "items"])
+_SCHEMA_PLACES = _ONE_SCHEMA | _SCHEMA_MAP | _SCHEMA_LIST
 
 
 # ----- what a branch accepts, for anyOf/oneOf messages ---------------------------------------
