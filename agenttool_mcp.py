@@ -3390,6 +3390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_serve = sub.add_parser("serve", help="serve the tools of TARGET over stdio or HTTP")
+    p_serve.set_defaults(run=_cli_serve)
     p_serve.add_argument("target", help="a .py file or module, optionally :attr")
     p_serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
     p_serve.add_argument(
@@ -3407,9 +3408,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="what a client reads of a tool's failure (default: full; see agenttool's policy)",
     )
     p_list = sub.add_parser("list", help="print a server's tools as definitions")
+    p_list.set_defaults(run=_cli_remote, act=_cli_list)
     p_list.add_argument("--prefix", default="")
     p_list.add_argument("--url")
     p_call = sub.add_parser("call", help="call one tool of a server")
+    p_call.set_defaults(run=_cli_remote, act=_cli_call)
     p_call.add_argument("--url")
     p_call.add_argument("--tool", required=True)
     p_call.add_argument("--args", default="{}")
@@ -3420,31 +3423,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agenttool_mcp: {exc}", file=sys.stderr)
         return 2
 
-    if ns.cmd == "serve":
-        if command:
-            parser.error("serve takes no command after --")
-        try:
-            tools = _load_tools(ns.target)
-        except Exception as exc:
-            print(f"agenttool_mcp: {exc}", file=sys.stderr)
-            return 2
-        if ns.http:
-            host, sep, port = ns.http.rpartition(":")
-            if not sep or not port.isdigit() or (":" in host and not host.startswith("[")):
-                parser.error(f"--http wants HOST:PORT or [IPv6]:PORT, not {ns.http!r}")
-            serve(
-                tools,
-                name=ns.name,
-                transport="http",
-                host=host or "127.0.0.1",
-                port=int(port),
-                allow_origins=ns.allow_origin,
-                errors=ns.errors,
-            )
-        else:
-            serve(tools, name=ns.name, errors=ns.errors)
-        return 0
+    run: Callable[[Any, list[str], Any], int] = ns.run  # each command's parser sets its own
+    return run(ns, command, parser)
 
+
+def _cli_serve(ns: Any, command: list[str], parser: Any) -> int:
+    """``serve TARGET [--http HOST:PORT]``: serve the target's tools until stopped."""
+    if command:
+        parser.error("serve takes no command after --")
+    try:
+        tools = _load_tools(ns.target)
+    except Exception as exc:
+        print(f"agenttool_mcp: {exc}", file=sys.stderr)
+        return 2
+    if ns.http:
+        host, sep, port = ns.http.rpartition(":")
+        if not sep or not port.isdigit() or (":" in host and not host.startswith("[")):
+            parser.error(f"--http wants HOST:PORT or [IPv6]:PORT, not {ns.http!r}")
+        serve(
+            tools,
+            name=ns.name,
+            transport="http",
+            host=host or "127.0.0.1",
+            port=int(port),
+            allow_origins=ns.allow_origin,
+            errors=ns.errors,
+        )
+    else:
+        serve(tools, name=ns.name, errors=ns.errors)
+    return 0
+
+
+def _cli_remote(ns: Any, command: list[str], parser: Any) -> int:
+    """``list`` and ``call``: connect to the server (``--url`` or ``-- COMMAND``), then act."""
     if bool(ns.url) == bool(command):
         parser.error("give the server as --url URL or as -- COMMAND ...")
     try:
@@ -3458,29 +3469,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         print(f"agenttool_mcp: {exc}", file=sys.stderr)
         return 2
+    act: Callable[[Remote, Any], int] = ns.act
     with remote:
-        if ns.cmd == "list":
-            defs = [at.definition(t) for t in remote.tools()]
-            print(json.dumps(defs, indent=2))
-            return 0
-        tool = remote.lookup(ns.tool)
-        if tool is None:
-            names = ", ".join(t.name for t in remote.tools())
-            print(f'agenttool_mcp: no tool "{ns.tool}"; the tools are: {names}', file=sys.stderr)
-            return 2
-        call = at.Call(id="cli", args=ns.args)
-        event = None
-        for event in at.Executor(max_parallel=1).execute([at.Job(tool, call)]):
-            if not event.final and event.result is not None:
-                text = event.result.output if isinstance(event.result.output, str) else ""
-                print(text, file=sys.stderr)
-        assert event is not None
-        if event.error is not None:
-            print(at.error_result(event.error).output)
-            return 1
-        assert event.result is not None
-        _print_output(event.result, sys.stdout)
-        return 0
+        return act(remote, ns)
+
+
+def _cli_list(remote: Remote, ns: Any) -> int:
+    """``list``: the server's tools as definitions."""
+    defs = [at.definition(t) for t in remote.tools()]
+    print(json.dumps(defs, indent=2))
+    return 0
+
+
+def _cli_call(remote: Remote, ns: Any) -> int:
+    """``call --tool NAME``: one call, its progress on stderr, its output on stdout."""
+    tool = remote.lookup(ns.tool)
+    if tool is None:
+        names = ", ".join(t.name for t in remote.tools())
+        print(f'agenttool_mcp: no tool "{ns.tool}"; the tools are: {names}', file=sys.stderr)
+        return 2
+    call = at.Call(id="cli", args=ns.args)
+    event = None
+    for event in at.Executor(max_parallel=1).execute([at.Job(tool, call)]):
+        if not event.final and event.result is not None:
+            text = event.result.output if isinstance(event.result.output, str) else ""
+            print(text, file=sys.stderr)
+    assert event is not None
+    if event.error is not None:
+        print(at.error_result(event.error).output)
+        return 1
+    assert event.result is not None
+    _print_output(event.result, sys.stdout)
+    return 0
 
 
 if __name__ == "__main__":
