@@ -14,7 +14,7 @@ import signal
 import textwrap
 import threading
 import unittest
-from typing import Annotated, Any
+from typing import Annotated, Any, Callable
 
 import agenttool as at
 import agenttool_mcp as am
@@ -447,18 +447,22 @@ class TestReconnectAfterADrop(base._Fixture):
                 self.assertEqual(remote.call("upper", {"text": "c"}).output, "C", era)
                 self.assertEqual(len(self.starts("stall.starts")), 1, era)
 
+    def restarting(self, port: int) -> Callable[[], None]:
+        """Serve on ``port``; the function returned kills that server and starts another."""
+        stop = [self.serve_at(port)]
+
+        def restart() -> None:
+            stop[0]()
+            stop[0] = self.serve_at(port)
+
+        return restart
+
     @_quiet("mcp")
     @_quiet("httpx2")
     @_quiet("agenttool_mcp")
     def test_a_safe_call_is_sent_again(self) -> None:
         port = _free_port()
-        holder: dict[str, Any] = {}
-
-        def restart() -> None:
-            holder["stop"]()
-            holder["stop"] = self.serve_at(port)
-
-        holder["stop"] = self.serve_at(port)
+        restart = self.restarting(port)
         with am.connect(url=f"http://127.0.0.1:{port}/mcp", claims=True) as remote:
             outcome = self.in_flight(remote, "look", restart)
             self.assertIsInstance(outcome, at.Result)
@@ -472,13 +476,7 @@ class TestReconnectAfterADrop(base._Fixture):
         """readOnlyHint is the server's word, held to nothing: the call is not sent again, with
         claims trusted or not; and a tool claiming replay is not sent again untrusted."""
         port = _free_port()
-        holder: dict[str, Any] = {}
-
-        def restart() -> None:
-            holder["stop"]()
-            holder["stop"] = self.serve_at(port)
-
-        holder["stop"] = self.serve_at(port)
+        restart = self.restarting(port)
         for claims, name in ((False, "peek"), (True, "peek"), (False, "look")):
             self.setUp()
             with am.connect(url=f"http://127.0.0.1:{port}/mcp", claims=claims) as remote:
