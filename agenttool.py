@@ -11129,8 +11129,7 @@ class Journal:
                     isolation_level=None,
                     check_same_thread=False,
                 )
-                # fetched, so no statement stays open (PyPy's sqlite3 then refuses a commit)
-                conn.execute("PRAGMA journal_mode=WAL").fetchall()
+                self._switch_to_wal(conn)
                 conn.execute(f"PRAGMA synchronous={self._synchronous}").fetchall()
             except sqlite3.DatabaseError as e:
                 if conn is not None:  # opened, then refused: not left open
@@ -11151,6 +11150,24 @@ class Journal:
         for old in gone:
             _close_quietly(old)
         return conn
+
+    def _switch_to_wal(self, conn: Any) -> None:
+        """Put the file in WAL mode, waiting up to the journal's timeout for a writer: SQLite
+        refuses the switch at once, without its busy wait, while another connection writes to
+        a file still in rollback mode (a new file that another agent is opening too)."""
+        import sqlite3
+        import time
+
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                # fetched, so no statement stays open (PyPy's sqlite3 then refuses a commit)
+                conn.execute("PRAGMA journal_mode=WAL").fetchall()
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
 
     def _sql(self, text: str) -> str:
         if self._paramstyle in ("format", "pyformat"):
@@ -11206,6 +11223,35 @@ class Journal:
         return rows
 
     def _create(self) -> None:
+        """Make the tables if they are missing and check the schema's version.  Two agents
+        making them at once may collide (PostgreSQL's CREATE TABLE IF NOT EXISTS can fail on
+        its catalog while the other's transaction commits): the loser tries again and finds
+        them made."""
+        for attempt in (1, 2, 3):
+            try:
+                self._make_tables()
+                break
+            except JournalError:
+                if attempt == 3:
+                    raise
+        rows = self._read("SELECT v FROM agenttool_meta WHERE k = 'schema'")
+        if rows and int(rows[0][0]) > _JOURNAL_SCHEMA:
+            raise JournalError(
+                f"agenttool: Journal: schema {rows[0][0]} was written by a newer agenttool"
+                f" (this one reads {_JOURNAL_SCHEMA})"
+            )
+        if not rows or int(rows[0][0]) < _JOURNAL_SCHEMA:  # new, or schema 1 (no records)
+            self._write(  # an upsert: another agent may be writing the same row
+                [
+                    (
+                        "INSERT INTO agenttool_meta (k, v) VALUES ('schema', ?)"
+                        " ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+                        (str(_JOURNAL_SCHEMA),),
+                    ),
+                ]
+            )
+
+    def _make_tables(self) -> None:
         self._write(
             [
                 (
@@ -11234,22 +11280,6 @@ class Journal:
                 ),
             ]
         )
-        rows = self._read("SELECT v FROM agenttool_meta WHERE k = 'schema'")
-        if rows and int(rows[0][0]) > _JOURNAL_SCHEMA:
-            raise JournalError(
-                f"agenttool: Journal: schema {rows[0][0]} was written by a newer agenttool"
-                f" (this one reads {_JOURNAL_SCHEMA})"
-            )
-        if not rows or int(rows[0][0]) < _JOURNAL_SCHEMA:  # new, or schema 1 (no records)
-            self._write(
-                [
-                    ("DELETE FROM agenttool_meta WHERE k = 'schema'", ()),
-                    (
-                        "INSERT INTO agenttool_meta (k, v) VALUES ('schema', ?)",
-                        (str(_JOURNAL_SCHEMA),),
-                    ),
-                ]
-            )
 
     def hold(self, run: str, owner: str, lease: float | None = None) -> None:
         """Take or renew the lease on ``run`` for ``owner``; a live lease of another owner

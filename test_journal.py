@@ -5,6 +5,7 @@ import os
 import tempfile
 import threading
 import unittest
+from typing import Callable
 
 import agenttool
 from test_agenttool import needs, slow
@@ -19,6 +20,29 @@ PG_BIN = (
     sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
     or ["/usr/lib/postgresql/15/bin"]
 )[-1]
+
+
+def open_at_once(open_journal: Callable[[], agenttool.Journal], n: int) -> list[str]:
+    """Open ``n`` journals on threads released together; each holds and releases a run of its
+    own.  The errors, if any."""
+    barrier, errors = threading.Barrier(n), []
+
+    def opener(i: int) -> None:
+        barrier.wait()
+        try:
+            journal = open_journal()
+            journal.hold(f"run-{i}", "me")
+            journal.release(f"run-{i}", "me")
+            journal.close()
+        except agenttool.JournalError as e:
+            errors.append(str(e))
+
+    threads = [threading.Thread(target=opener, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return errors
 
 
 class TestJournalStorage(unittest.TestCase):
@@ -102,6 +126,27 @@ class TestJournalStorage(unittest.TestCase):
             f.write(b"not a database at all" * 100)
         with self.assertRaisesRegex(agenttool.JournalError, "bad.db"):
             agenttool.Journal(bad)
+
+    def test_a_new_file_being_written_is_waited_for_not_refused(self) -> None:
+        """A journal opened on a new file while another connection writes to it (still in
+        rollback mode, as when another agent is making the same file) waits for the writer
+        instead of failing with "database is locked"."""
+        import sqlite3
+
+        path = os.path.join(self.dir.name, "new.db")
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("CREATE TABLE theirs (x)")
+        done = threading.Timer(0.2, other.execute, ("COMMIT",))
+        done.start()
+        try:
+            journal = agenttool.Journal(path)
+            journal.hold("r", "me")
+            self.assertEqual([r["run"] for r in journal.runs()], ["r"])
+            journal.close()
+        finally:
+            done.join()
+            other.close()
 
     def test_eight_threads_share_one_file(self) -> None:
         def work(n: int) -> None:
@@ -188,6 +233,23 @@ class TestJournalPostgres(unittest.TestCase):
         self.assertEqual(journal.runs(), [])
         journal.close()
         other.close()
+
+    def test_agents_starting_at_once_on_a_new_database_all_open_it(self) -> None:
+        """Six connections creating the journal's tables in one new database at once all
+        get a journal (PostgreSQL's CREATE TABLE IF NOT EXISTS races on its catalog)."""
+        admin = self.connect()
+        admin.autocommit = True  # type: ignore[attr-defined]
+        for round_ in range(3):
+            name = f"fresh{round_}"
+            admin.execute(f"CREATE DATABASE {name}")  # type: ignore[attr-defined]
+
+            def connect(name: str = name) -> object:
+                return psycopg.connect(
+                    host="127.0.0.1", port=self.port, user="postgres", dbname=name
+                )
+
+            self.assertEqual(open_at_once(lambda: agenttool.Journal(connect=connect), 6), [])
+        admin.close()  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":
