@@ -49,11 +49,17 @@ def run_example(name: str) -> list[str]:
 
 
 def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs: a zombie has ended (here an orphan's zombie waits for this
+    container's init, which reaps every 2 s or so)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:  # no /proc (macOS), or the process was reaped in between
+        return True
 
 
 @unittest.skipUnless(POSIX, "signals and worker pids are checked the POSIX way")

@@ -4,6 +4,7 @@ call's life across a crash, crash injection with SIGKILL at each point, and Post
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -796,6 +797,25 @@ class CrashChecks:
                     len({e[3] for e in runs}), 1, f"a KEYED call got a new key: {cid}"
                 )
 
+    def check_runs(
+        self: Any,
+        path: str,
+        effects: str,
+        runs: list[tuple[str, str, str]],
+        calls: list[list[str]],
+        pg: str = "",
+    ) -> None:
+        """``check_run`` for each (run, point, victim), two at a time: runs are independent
+        journal keys, so their crashed and resumed children may share the journal as agents
+        on one machine would (each run logs its effects to a file of its own)."""
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            checks = [
+                pool.submit(self.check_run, path, f"{effects}-{run}", run, point, victim, calls, pg)
+                for run, point, victim in runs
+            ]
+            for check in checks:
+                check.result()
+
 
 class TestCrashInjection(unittest.TestCase, CrashChecks):
     CALLS = [["k1", "charge"], ["k2", "pay"], ["k3", "look"], ["k4", "charge"]]
@@ -806,15 +826,19 @@ class TestCrashInjection(unittest.TestCase, CrashChecks):
         victims = ("k1", "k2", "k3")
         with tempfile.TemporaryDirectory() as d:
             path, effects = os.path.join(d, "agent.db"), os.path.join(d, "effects")
-            for i, point in enumerate(POINTS):
-                for victim in victims if RUN_SLOW else victims[i % 3 : i % 3 + 1]:
-                    self.check_run(path, effects, f"{point}-{victim}", point, victim, self.CALLS)
+            runs = [
+                (f"{point}-{victim}", point, victim)
+                for i, point in enumerate(POINTS)
+                for victim in (victims if RUN_SLOW else victims[i % 3 : i % 3 + 1])
+            ]
+            self.check_runs(path, effects, runs, self.CALLS)
 
     def test_sigkill_during_aexecute(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             path, effects = os.path.join(d, "agent.db"), os.path.join(d, "effects")
-            for point in ("tool-end", "before-outcome", "before-consumer"):
-                self.check_run(path, effects, f"async-{point}", point, "k1", self.CALLS)
+            points = ("tool-end", "before-outcome", "before-consumer")
+            runs = [(f"async-{point}", point, "k1") for point in points]
+            self.check_runs(path, effects, runs, self.CALLS)
 
     def test_the_host_reads_uncertain_calls_with_the_command_line(self) -> None:
         with tempfile.TemporaryDirectory() as d:
@@ -1001,11 +1025,8 @@ class TestPostgresRuns(unittest.TestCase, CrashChecks):
         calls = [["p1", "charge"], ["p2", "pay"], ["p3", "look"]]
         with tempfile.TemporaryDirectory() as d:
             effects = os.path.join(d, "effects")
-            for point in POINTS:
-                for victim in ("p1", "p2"):
-                    self.check_run(
-                        "", effects, f"pg-{point}-{victim}", point, victim, calls, pg=self.dsn()
-                    )
+            runs = [(f"pg-{p}-{v}", p, v) for p in POINTS for v in ("p1", "p2")]
+            self.check_runs("", effects, runs, calls, pg=self.dsn())
 
     def test_100_runs_killed_at_random_points_on_postgres(self) -> None:
         drive(self, sys.executable, 100, 5432, pg=self.dsn())

@@ -7,6 +7,7 @@ second style, or a provider format without every piece the library needs of it.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import re
@@ -160,22 +161,27 @@ class TestFormatsTable(unittest.TestCase):
             self.assertIn(f'"{fmt}"', str(caught.exception))
 
 
-def typed_keys(name: str) -> set[str]:
-    """The keys of one of agenttool's option TypedDicts, its bases' included, read from the
-    source (they are defined for type checkers only, so as not to cost import time)."""
-    classes = {
+@functools.cache
+def option_classes() -> dict[str, ast.ClassDef]:
+    """agenttool's option TypedDicts by name, read from the source once (they are defined for
+    type checkers only, so as not to cost import time)."""
+    return {
         node.name: node
         for node in ast.walk(ast.parse(module_text()))
         if isinstance(node, ast.ClassDef) and node.name.endswith("Options")
     }
-    node = classes[name]
+
+
+def typed_keys(name: str) -> set[str]:
+    """The keys of one of agenttool's option TypedDicts, its bases' included."""
+    node = option_classes()[name]
     keys = {
         item.target.id
         for item in node.body
         if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
     }
     for base in node.bases:
-        if isinstance(base, ast.Name) and base.id in classes:
+        if isinstance(base, ast.Name) and base.id in option_classes():
             keys |= typed_keys(base.id)
     return keys
 

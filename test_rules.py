@@ -447,7 +447,7 @@ class TestTimeouts(unittest.TestCase):
         cancelled."""
         release, ran = self.release, []
 
-        @at.tool(resource="r", timeout=3)
+        @at.tool(resource="r", timeout=1)
         def hold() -> str:
             """Hold the resource, ignoring cancellation."""
             at.progress("holding")
@@ -476,8 +476,8 @@ class TestTimeouts(unittest.TestCase):
 
 class TestPoolThreads(unittest.TestCase):
     def test_an_idle_pool_thread_exits(self) -> None:
-        """A pool thread left idle exits (after 2 s): a process that ran a batch keeps no
-        worker thread once it is quiet."""
+        """A pool thread left idle exits (after 2 s, shortened here to 0.2 s): a process that
+        ran a batch keeps no worker thread once it is quiet."""
         out = run_python(
             self,
             """
@@ -491,6 +491,7 @@ class TestPoolThreads(unittest.TestCase):
             def where() -> str:
                 return threading.current_thread().name
 
+            at._workers.idle_seconds = 0.2
             ran_on = at.Executor().results([at.Job(where, at.Call("1", {}))])[0][0].output
             deadline = time.monotonic() + 60
             while workers() and time.monotonic() < deadline:
