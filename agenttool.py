@@ -10847,8 +10847,10 @@ def _wake(waiter: Any) -> None:
 # OpenTelemetry: _trace_context() is the current span's traceparent (and tracestate), read
 # through opentelemetry.trace when the process has it loaded, {} when there is no span;
 # _trace_parent_of() reads one back strictly (a malformed traceparent is no parent, a
-# malformed tracestate is dropped).  It crosses with an isolated call's job to its worker,
-# where it is the current span around the tool.
+# malformed tracestate is dropped).  It crosses in a served MCP call's params._meta (the MCP
+# module writes and reads it; _continue_trace() makes it the parent of the call's span unless
+# the current span continues that trace already, as the MCP SDK's own server span does) and
+# with an isolated call's job to its worker, where it is the current span around the tool.
 # A parent is made current through opentelemetry.trace only, where that process has it
 # loaded: without it no tracer there could use it, so nothing is done.
 
@@ -10871,6 +10873,10 @@ _tracing: contextvars.ContextVar[Any] = contextvars.ContextVar("agenttool_tracin
 _run_tracer: contextvars.ContextVar[Any] = contextvars.ContextVar(
     "agenttool_run_tracer", default=None
 )
+# The remote parent of the calls started in this context: a served call's caller's span.
+_remote_parent: contextvars.ContextVar[tuple[int, int, int, str] | None] = contextvars.ContextVar(
+    "agenttool_remote_parent", default=None
+)
 _TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?", re.S)
 _TRACESTATE_MEMBER = re.compile(  # a key (simple, or tenant@system), "=", a value
     r"(?:[a-z][a-z0-9_*/-]{0,255}|[a-z0-9][a-z0-9_*/-]{0,240}@[a-z][a-z0-9_*/-]{0,13})"
@@ -10886,6 +10892,31 @@ class _NoSpan:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+class _Within:
+    """``with _Within(outer, make) as x``: ``outer`` entered, then the context manager
+    ``make()`` returns inside it (x is what that one gives); left in the reverse order."""
+
+    __slots__ = ("outer", "make", "inner")
+
+    def __init__(self, outer: Any, make: Callable[[], Any]) -> None:
+        self.outer, self.make = outer, make
+
+    def __enter__(self) -> Any:
+        self.outer.__enter__()
+        try:
+            self.inner = self.make()
+            return self.inner.__enter__()
+        except BaseException:
+            self.outer.__exit__(*sys.exc_info())
+            raise
+
+    def __exit__(self, *exc: Any) -> Any:
+        try:
+            return self.inner.__exit__(*exc)
+        finally:
+            self.outer.__exit__(None, None, None)
 
 
 def _trace_context() -> dict[str, str]:
@@ -10942,6 +10973,12 @@ def _valid_tracestate(state: Any) -> bool:
     )
 
 
+def _continue_trace(carrier: Any) -> None:
+    """Make the trace context in ``carrier`` (a served call's ``params._meta``) the remote
+    parent of the calls started in this context from now on (none when it is malformed)."""
+    _remote_parent.set(_trace_parent_of(carrier))
+
+
 def _as_current_parent(parent: tuple[int, int, int, str] | None) -> Any:
     """A context manager making ``parent`` (from :func:`_trace_parent_of`) the current span,
     through ``opentelemetry.trace`` where this process has it loaded; else nothing."""
@@ -10960,6 +10997,18 @@ def _as_current_parent(parent: tuple[int, int, int, str] | None) -> Any:
         return trace.use_span(trace.NonRecordingSpan(remote), end_on_exit=False)
     except Exception:  # noqa: BLE001 - a parent that cannot be made is no parent
         return _NoSpan()
+
+
+def _served_parent() -> Any:
+    """The remote parent of a served call, made current, unless the current span already
+    continues its trace (the MCP SDK's own server span, a batch inside a served call)."""
+    parent = _remote_parent.get()
+    if parent is None:
+        return None
+    current = _trace_parent_of(_trace_context())
+    if current is not None and current[0] == parent[0]:
+        return None
+    return _as_current_parent(parent)
 
 
 def _child_span(name: str, attributes: dict[str, Any] | None = None) -> Any:
@@ -11001,7 +11050,11 @@ def _call_span(tracer: Any, job: Job, record_content: bool) -> Any:
         attributes[_GENAI["arguments"]] = _span_text(
             args.decode("utf-8", "replace") if isinstance(args, bytes) else args or {}
         )
-    return tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes)
+    title = f"execute_tool {name}"
+    parent = _served_parent()
+    if parent is None:
+        return tracer.start_as_current_span(title, attributes=attributes)
+    return _Within(parent, lambda: tracer.start_as_current_span(title, attributes=attributes))
 
 
 def _end_span(
