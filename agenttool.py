@@ -9450,6 +9450,9 @@ class _NotLoaded(_Wrapper):
 #   that dies is dropped and the next call starts a fresh one.
 # - What crosses: the function by module and qualified name, the decoded keyword arguments
 #   and the returned value, pickled; an exception raised in the worker is raised again here.
+#   The call's span crosses as its W3C traceparent (see "traces") and is the current span
+#   around the tool when the worker has opentelemetry.trace loaded by then (the tool's module
+#   imported it); the worker's spans go to the tracer provider the worker configures.
 # - A cancel or a timeout of the call kills its worker (SIGTERM, then SIGKILL after
 #   _KILL_GRACE seconds) from the cancellation's hook, so the call returns at once.
 # - A worker that exits mid-call fails that call only: 'tool "x" crashed: its worker process
@@ -9510,7 +9513,7 @@ def _isolated_worker(conn: Any) -> None:
             message = conn.recv()
         except (EOFError, OSError):
             return
-        module, qualname, args, kwargs, max_memory, call, name = message
+        module, qualname, args, kwargs, max_memory, call, name, carrier = message
         scope = _Scope(
             call,
             name,
@@ -9530,7 +9533,8 @@ def _isolated_worker(conn: Any) -> None:
             target: Any = importlib.import_module(module)
             for part in qualname.split("."):
                 target = getattr(target, part)
-            reply = ("ok", target(*args, **kwargs))
+            with _as_current_parent(_trace_parent_of(carrier)):  # after the tool's imports
+                reply = ("ok", target(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - sent back as the call's failure
             reply = ("error", exc)
         finally:
@@ -9655,9 +9659,8 @@ class _ProcessPool:
                 try:
                     call = scope.call if scope is not None else Call("")
                     sent = Call(call.id, call.args, call.idempotency_key)
-                    worker.conn.send(
-                        (fn.__module__, fn.__qualname__, args, kwargs, t.max_memory, sent, t.name)
-                    )
+                    job = (fn.__module__, fn.__qualname__, args, kwargs, t.max_memory, sent)
+                    worker.conn.send((*job, t.name, _trace_context()))
                 except Exception as exc:
                     self._give_back(worker)
                     raise TypeError(
@@ -9691,9 +9694,17 @@ class _ProcessPool:
 _processes = _ProcessPool()
 
 
-def _foreign_call(module: str, qualname: str, args: Any, kwargs: Any, max_memory: Any) -> Any:
+def _foreign_call(
+    module: str,
+    qualname: str,
+    args: Any,
+    kwargs: Any,
+    max_memory: Any,
+    carrier: dict[str, str] | None = None,
+) -> Any:
     """An isolated call on a foreign executor's worker: the call's context has no way back,
-    so progress, records and elicitations are refused there (see _FOREIGN)."""
+    so progress, records and elicitations are refused there (_no_channel); its span
+    (``carrier``) is the current span around the tool, as in the built-in pool."""
     import importlib
 
     scope = _Scope(Call(""), qualname, _Cancellation(), _no_channel, _no_channel, _no_channel)
@@ -9702,7 +9713,8 @@ def _foreign_call(module: str, qualname: str, args: Any, kwargs: Any, max_memory
         target: Any = importlib.import_module(module)
         for part in qualname.split("."):
             target = getattr(target, part)
-        return target(*args, **kwargs)
+        with _as_current_parent(_trace_parent_of(carrier)):
+            return target(*args, **kwargs)
     finally:
         _scope.reset(token)
 
@@ -9720,7 +9732,9 @@ def _run_foreign(
     """Submit the call to ``workers`` and wait; a cancel or timeout cancels the future (what
     a running call does then is the engine's to say)."""
     fn = t.fn
-    future = workers.submit(_foreign_call, fn.__module__, fn.__qualname__, args, kwargs, None)
+    future = workers.submit(
+        _foreign_call, fn.__module__, fn.__qualname__, args, kwargs, None, _trace_context()
+    )
     forget = cancellation.on_cancel(future.cancel)
     try:
         return future.result()
@@ -10828,6 +10842,17 @@ def _wake(waiter: Any) -> None:
 # cut to _SPAN_CONTENT_LIMIT characters (they may hold secrets, so only when asked).  A
 # failure sets error.type (the exception's class; "TimeoutError" when the deadline ended the
 # call) and the span's status, through opentelemetry.trace when the tracer's process has it.
+#
+# Past the process the span travels as W3C Trace Context, written and read here without
+# OpenTelemetry: _trace_context() is the current span's traceparent (and tracestate), read
+# through opentelemetry.trace when the process has it loaded, {} when there is no span;
+# _trace_parent_of() reads one back strictly (a malformed traceparent is no parent, a
+# malformed tracestate is dropped).  It crosses in a served MCP call's params._meta (the MCP
+# module writes and reads it; _continue_trace() makes it the parent of the call's span unless
+# the current span continues that trace already, as the MCP SDK's own server span does) and
+# with an isolated call's job to its worker, where it is the current span around the tool.
+# A parent is made current through opentelemetry.trace only, where that process has it
+# loaded: without it no tracer there could use it, so nothing is done.
 
 _GENAI = {
     "operation": "gen_ai.operation.name",
@@ -10848,6 +10873,15 @@ _tracing: contextvars.ContextVar[Any] = contextvars.ContextVar("agenttool_tracin
 _run_tracer: contextvars.ContextVar[Any] = contextvars.ContextVar(
     "agenttool_run_tracer", default=None
 )
+# The remote parent of the calls started in this context: a served call's caller's span.
+_remote_parent: contextvars.ContextVar[tuple[int, int, int, str] | None] = contextvars.ContextVar(
+    "agenttool_remote_parent", default=None
+)
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?", re.S)
+_TRACESTATE_MEMBER = re.compile(  # a key (simple, or tenant@system), "=", a value
+    r"(?:[a-z][a-z0-9_*/-]{0,255}|[a-z0-9][a-z0-9_*/-]{0,240}@[a-z][a-z0-9_*/-]{0,13})"
+    r"=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]"
+)
 
 
 class _NoSpan:
@@ -10858,6 +10892,123 @@ class _NoSpan:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+class _Within:
+    """``with _Within(outer, make) as x``: ``outer`` entered, then the context manager
+    ``make()`` returns inside it (x is what that one gives); left in the reverse order."""
+
+    __slots__ = ("outer", "make", "inner")
+
+    def __init__(self, outer: Any, make: Callable[[], Any]) -> None:
+        self.outer, self.make = outer, make
+
+    def __enter__(self) -> Any:
+        self.outer.__enter__()
+        try:
+            self.inner = self.make()
+            return self.inner.__enter__()
+        except BaseException:
+            self.outer.__exit__(*sys.exc_info())
+            raise
+
+    def __exit__(self, *exc: Any) -> Any:
+        try:
+            return self.inner.__exit__(*exc)
+        finally:
+            self.outer.__exit__(None, None, None)
+
+
+def _trace_context() -> dict[str, str]:
+    """The current OpenTelemetry span as W3C Trace Context: ``traceparent`` and, when it has
+    one, ``tracestate``; ``{}`` when there is no valid span or the process has not loaded
+    ``opentelemetry.trace`` (then nothing can have made one)."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return {}
+    try:
+        span = trace.get_current_span().get_span_context()
+        if not span.is_valid:
+            return {}
+        flags = int(span.trace_flags) & 0xFF
+        carrier = {"traceparent": f"00-{span.trace_id:032x}-{span.span_id:016x}-{flags:02x}"}
+        state = span.trace_state.to_header() if span.trace_state else ""
+        if state:
+            carrier["tracestate"] = state
+        return carrier
+    except Exception:  # noqa: BLE001 - a span that cannot be read is not sent
+        return {}
+
+
+def _trace_parent_of(carrier: Any) -> tuple[int, int, int, str] | None:
+    """The parent ``carrier["traceparent"]`` names, as (trace id, span id, flags,
+    tracestate), read strictly as W3C Trace Context says: lower-case hex fields of their exact
+    lengths, version ``ff`` never, version ``00`` with nothing after its flags, neither id all
+    zeros; anything else is None (no parent, never an error).  A ``tracestate`` that breaks
+    its grammar (over 32 members, a key twice) is dropped, the parent kept."""
+    value = carrier.get("traceparent") if isinstance(carrier, collections.abc.Mapping) else None
+    match = _TRACEPARENT.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    version, trace_id, span_id, flags, rest = match.groups()
+    if version == "ff" or (version == "00" and rest is not None):
+        return None
+    parent = (int(trace_id, 16), int(span_id, 16))
+    if not all(parent):
+        return None
+    state = carrier.get("tracestate")
+    return (*parent, int(flags, 16), state if _valid_tracestate(state) else "")
+
+
+def _valid_tracestate(state: Any) -> bool:
+    if not isinstance(state, str):
+        return False
+    members = [m.strip(" \t") for m in state.split(",")]
+    members = [m for m in members if m]
+    keys = {m.partition("=")[0] for m in members}
+    return (
+        0 < len(members) <= 32
+        and len(keys) == len(members)
+        and all(_TRACESTATE_MEMBER.fullmatch(m) for m in members)
+    )
+
+
+def _continue_trace(carrier: Any) -> None:
+    """Make the trace context in ``carrier`` (a served call's ``params._meta``) the remote
+    parent of the calls started in this context from now on (none when it is malformed)."""
+    _remote_parent.set(_trace_parent_of(carrier))
+
+
+def _as_current_parent(parent: tuple[int, int, int, str] | None) -> Any:
+    """A context manager making ``parent`` (from :func:`_trace_parent_of`) the current span,
+    through ``opentelemetry.trace`` where this process has it loaded; else nothing."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if parent is None or trace is None:
+        return _NoSpan()
+    try:
+        trace_id, span_id, flags, state = parent
+        remote = trace.SpanContext(
+            trace_id,
+            span_id,
+            is_remote=True,
+            trace_flags=trace.TraceFlags(flags),
+            trace_state=trace.TraceState.from_header([state]) if state else None,
+        )
+        return trace.use_span(trace.NonRecordingSpan(remote), end_on_exit=False)
+    except Exception:  # noqa: BLE001 - a parent that cannot be made is no parent
+        return _NoSpan()
+
+
+def _served_parent() -> Any:
+    """The remote parent of a served call, made current, unless the current span already
+    continues its trace (the MCP SDK's own server span, a batch inside a served call)."""
+    parent = _remote_parent.get()
+    if parent is None:
+        return None
+    current = _trace_parent_of(_trace_context())
+    if current is not None and current[0] == parent[0]:
+        return None
+    return _as_current_parent(parent)
 
 
 def _child_span(name: str, attributes: dict[str, Any] | None = None) -> Any:
@@ -10899,7 +11050,11 @@ def _call_span(tracer: Any, job: Job, record_content: bool) -> Any:
         attributes[_GENAI["arguments"]] = _span_text(
             args.decode("utf-8", "replace") if isinstance(args, bytes) else args or {}
         )
-    return tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes)
+    title = f"execute_tool {name}"
+    parent = _served_parent()
+    if parent is None:
+        return tracer.start_as_current_span(title, attributes=attributes)
+    return _Within(parent, lambda: tracer.start_as_current_span(title, attributes=attributes))
 
 
 def _end_span(

@@ -602,9 +602,11 @@ class _Run:
         recorder: Callable[[at.Record], None] | None,
         errors: at.ErrorPolicy = "full",
         inject: Mapping[str, Any] | None = None,
+        tracer: Any = None,
     ) -> None:
         import asyncio
 
+        self.tracer = tracer
         self.entry = entry
         self.call = call
         self.loop = loop
@@ -640,6 +642,7 @@ class _Run:
             approver=_ask_client,
             errors=self.errors,
             inject=self.inject,
+            tracer=self.tracer,
         )
         try:
             for event in executor.execute([at.Job(self.entry.tool, self.call)], cancel=self.cancel):
@@ -702,6 +705,7 @@ class _ServerState:
         inject: Mapping[str, Any] | None = None,
     ) -> None:
         self.lock = threading.Lock()
+        self.tracer: Any = None
         self.inject = inject
         self.errors = errors
         self.max_waiting = max_waiting
@@ -764,6 +768,7 @@ def build_server(
     errors: at.ErrorPolicy = "full",
     max_waiting: int = 64,
     inject: Mapping[str, Any] | None = None,
+    tracer: Any = None,
 ) -> Server[Any]:
     """Build the SDK's low-level MCP server for ``tools``.
 
@@ -783,7 +788,9 @@ def build_server(
     the client).  A tool with an output schema (``agenttool.output_schema_of``) serves it
     as ``outputSchema`` and its ``Result.structured`` as ``structuredContent`` (checked
     against the schema first); a value that is not an object crosses as
-    ``{"result": value}``.
+    ``{"result": value}``.  ``tracer`` traces each call as ``Executor(tracer=...)`` does,
+    its span the child of the caller's when the request's ``_meta`` carries a W3C
+    ``traceparent`` (and ``tracestate``), as our client sends it.
     """
     _mcp_available()
     from mcp.server.subscriptions import ListenHandler
@@ -791,6 +798,7 @@ def build_server(
     state = _server_state(
         tools, recorder, page_size, max_requests, abandon_after, errors, max_waiting, inject
     )
+    state.tracer = tracer
     server = _server_class()(
         name,
         version=version if version is not None else at.__version__,
@@ -932,9 +940,18 @@ async def _call_tool(
     except Exception as exc:
         return _error_result(at.error_message(exc))
     call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
-    run = _Run(entry, call, asyncio.get_running_loop(), state.recorder, state.errors, state.inject)
+    run = _Run(
+        entry,
+        call,
+        asyncio.get_running_loop(),
+        state.recorder,
+        state.errors,
+        state.inject,
+        state.tracer,
+    )
     _session_var.set(ctx.session)
     _request_var.set(ctx)
+    at._continue_trace(params.meta)  # the caller's span, the parent of the call's
     run.start()
     return await _drive(state, ctx, run)
 
@@ -1559,6 +1576,7 @@ def serve(
     allow_origins: Iterable[str] = (),
     errors: at.ErrorPolicy = "full",
     inject: Mapping[str, Any] | None = None,
+    tracer: Any = None,
 ) -> None:
     """Serve ``tools`` over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
@@ -1566,7 +1584,8 @@ def serve(
     ``port=0`` the system picks a free port; the address is printed on stderr.  Over HTTP a
     request whose ``Origin`` is present and not in ``allow_origins`` gets 403 (loopback origins
     are allowed on a loopback host); a request without ``Origin`` is served.  ``inject``
-    gives the tools' ``Inject("key")`` parameters their values, as ``Executor(inject=...)``.
+    gives the tools' ``Inject("key")`` parameters their values, as ``Executor(inject=...)``;
+    ``tracer`` traces the calls (see :func:`build_server`).
     """
     server = build_server(
         tools,
@@ -1576,6 +1595,7 @@ def serve(
         recorder=recorder,
         errors=errors,
         inject=inject,
+        tracer=tracer,
     )
     if transport == "stdio":
         import anyio
@@ -2654,8 +2674,12 @@ class AsyncRemote:
         import asyncio
 
         idle, hard = self._opts.timeout, self._opts.max_timeout
+        # the caller's span (W3C traceparent, tracestate), the parent of the served call's
+        meta = cast(Any, at._trace_context() or None)
         if idle is None and hard is None:
-            return await client.call_tool(name, args, progress_callback=cast(Any, progress))
+            return await client.call_tool(
+                name, args, progress_callback=cast(Any, progress), meta=meta
+            )
         loop = asyncio.get_running_loop()
         start = last = loop.time()
 
@@ -2672,7 +2696,7 @@ class AsyncRemote:
             return min(limits)
 
         task = asyncio.ensure_future(
-            client.call_tool(name, args, progress_callback=cast(Any, on_progress))
+            client.call_tool(name, args, progress_callback=cast(Any, on_progress), meta=meta)
         )
         try:
             while True:

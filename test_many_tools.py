@@ -713,6 +713,65 @@ class TestTracesWithAnyTracer(unittest.TestCase):
         self.assertEqual(tracer.spans, [])
 
 
+class TestTraceContext(unittest.TestCase):
+    """The W3C trace context (traceparent, tracestate) that carries a span to a served call or
+    a worker process, read strictly: anything malformed is no parent, never an error."""
+
+    VALID = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    def test_a_valid_traceparent_is_read_with_its_tracestate(self) -> None:
+        parent = at._trace_parent_of({"traceparent": self.VALID, "tracestate": "a=1, b@k=x y"})
+        self.assertEqual(
+            parent,
+            (0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7, 1, "a=1, b@k=x y"),
+        )
+        later = "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-what-comes-next"
+        self.assertEqual(at._trace_parent_of({"traceparent": later})[2:], (9, ""))  # type: ignore[index]
+
+    def test_an_invalid_traceparent_is_no_parent(self) -> None:
+        ids = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
+        for value in (
+            None,
+            42,
+            "",
+            "garbage",
+            f"00-{ids}",  # no flags
+            f"00-{ids}-01-",  # version 00 has nothing after its flags
+            f"00-{ids}-1",
+            f"ff-{ids}-01",  # the version that is never valid
+            f"0-{ids}-01",
+            f"cc-{ids}-01extra",  # a later version's extra fields follow a dash
+            f"00-{ids.upper()}-01",  # lower-case hex only
+            f"00-{'0' * 32}-00f067aa0ba902b7-01",  # all-zero trace id
+            f"00-4bf92f3577b34da6a3ce929d0e0e4736-{'0' * 16}-01",  # all-zero parent id
+            f" {self.VALID}",
+            f"{self.VALID}\n",
+            "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+        ):
+            with self.subTest(value):
+                self.assertIsNone(at._trace_parent_of({"traceparent": value}))
+        self.assertIsNone(at._trace_parent_of(None))
+        self.assertIsNone(at._trace_parent_of({"tracestate": "a=1"}))
+
+    def test_an_invalid_tracestate_is_dropped_and_the_parent_kept(self) -> None:
+        for state in (7, "UPPER=1", "a=1,a=2", "a", "a=" + "x" * 257, ",".join(["k=v"] * 33)):
+            with self.subTest(state):
+                parent = at._trace_parent_of({"traceparent": self.VALID, "tracestate": state})
+                self.assertEqual(parent and parent[3], "")
+
+    def test_without_opentelemetry_loaded_nothing_is_sent(self) -> None:
+        """The core never imports OpenTelemetry: a process without it has no span to send."""
+        import subprocess
+        import sys
+
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at; "
+            "print(at._trace_context(), 'opentelemetry' in sys.modules)"
+        )
+        done = subprocess.run([sys.executable, "-c", code, HERE], capture_output=True, text=True)
+        self.assertEqual(done.stdout.split(), ["{}", "False"], done.stderr)
+
+
 @needs(TracerProvider is not None, "opentelemetry-sdk is not installed")
 class TestTracesWithOpenTelemetry(unittest.TestCase):
     def setUp(self) -> None:
@@ -815,6 +874,74 @@ class TestTracesWithOpenTelemetry(unittest.TestCase):
 
         at.ToolSet([at.new("", "", noop)]).run([call("noop", {})])
         self.assertEqual(self.exporter.get_finished_spans(), ())
+
+    def test_the_current_span_is_sent_as_a_w3c_traceparent(self) -> None:
+        from opentelemetry import trace
+
+        self.assertEqual(at._trace_context(), {})  # no span, nothing to send
+        state = trace.TraceState([("vendor", "x")])
+        caller = trace.SpanContext(0xAB, 0xCD, is_remote=True, trace_flags=trace.TraceFlags(1))
+        with trace.use_span(trace.NonRecordingSpan(caller)):
+            self.assertEqual(at._trace_context(), {"traceparent": f"00-{0xAB:032x}-{0xCD:016x}-01"})
+        with self.tracer.start_as_current_span(
+            "s",
+            context=trace.set_span_in_context(
+                trace.NonRecordingSpan(
+                    trace.SpanContext(0xAB, 0xCD, True, trace.TraceFlags(1), state)
+                )
+            ),
+        ) as span:
+            sent = at._trace_context()
+        own = span.get_span_context()
+        self.assertEqual(
+            sent,
+            {"traceparent": f"00-{0xAB:032x}-{own.span_id:016x}-01", "tracestate": "vendor=x"},
+        )
+        self.assertEqual(at._trace_parent_of(sent), (0xAB, own.span_id, 1, "vendor=x"))
+
+    def test_an_isolated_tool_s_own_spans_nest_under_the_call_in_its_worker(self) -> None:
+        """The call's span crosses to the worker with the job: the tool's own span, exported
+        by the worker's own provider, is its child (the built-in pool and a foreign one)."""
+        import concurrent.futures
+        import multiprocessing
+
+        from opentelemetry import trace
+
+        from testdata import traced_tools
+
+        t = at.tool(traced_tools.parent_seen, isolated=True)
+        pool = concurrent.futures.ProcessPoolExecutor(1, multiprocessing.get_context("spawn"))
+        self.addCleanup(pool.shutdown)
+        state = trace.TraceState([("vendor", "x")])
+        above = trace.NonRecordingSpan(
+            trace.SpanContext(0xAB, 0xCD, True, trace.TraceFlags(1), state)
+        )
+        for workers in (None, pool):
+            with self.subTest("foreign" if workers else "built-in"):
+                self.exporter.clear()
+                executor = at.Executor(tracer=self.tracer, workers=workers)
+                with trace.use_span(above):
+                    results, errors = executor.results([at.Job(t, at.Call("c1"))])
+                self.assertIsNone(errors[0])
+                seen = results[0].structured  # type: ignore[union-attr]
+                outer = self.spans()["execute_tool parent_seen"].context
+                self.assertEqual(
+                    seen,
+                    {
+                        "trace_id": f"{outer.trace_id:032x}",
+                        "parent": f"{outer.span_id:016x}",
+                        "remote": True,
+                        "tracestate": "vendor=x",
+                    },
+                )
+
+    def test_an_isolated_call_outside_any_span_has_no_parent_in_its_worker(self) -> None:
+        from testdata import traced_tools
+
+        t = at.tool(traced_tools.parent_seen, isolated=True)
+        results, errors = at.Executor().results([at.Job(t, at.Call("c1"))])
+        self.assertIsNone(errors[0])
+        self.assertEqual(results[0].structured["parent"], "")  # type: ignore[union-attr,index]
 
 
 if __name__ == "__main__":
