@@ -1346,6 +1346,7 @@ class _Task:
         self.error: dict[str, Any] | None = None
         self.expires: float | None = None
         self.driver: asyncio.Task[None] | None = None
+        self.abandon: asyncio.TimerHandle | None = None  # an unanswered question's expiry
 
     def base(self) -> dict[str, Any]:
         """The fields every task answer has (``Task``)."""
@@ -1378,6 +1379,9 @@ class _Task:
     def move(self, status: str) -> None:
         self.status = status
         self.updated = _now()
+        if self.abandon is not None:
+            self.abandon.cancel()
+            self.abandon = None
         if status in _TERMINAL:
             self.inputs = {}
             self.expires = _running_loop().time() + self.ttl
@@ -1484,12 +1488,21 @@ async def _drive_task(state: _ServerState, task: _Task) -> None:
             request = mt.ElicitRequest(params=_elicit_params(question))
             task.inputs = {run.key: request.model_dump(by_alias=True, mode="json")}
             task.move("input_required")
+            # a question nobody answers ends the task after abandon_after, as a parked call
+            task.abandon = _running_loop().call_later(state.abandon_after, _abandon_task, task)
     except Exception as exc:  # our own failure, not the tool's: the task failed
         if task.status not in _TERMINAL:
             task.error = {"code": -32603, "message": f"agenttool_mcp: {_describe(exc)}"}
             task.move("failed")
     finally:
         run.stop()
+
+
+def _abandon_task(task: _Task) -> None:
+    if task.status == "input_required":
+        task.abandon = None
+        task.move("cancelled")
+        task.run.stop()
 
 
 def _task_progress(task: _Task, update: at.Result | None) -> None:
@@ -3722,7 +3735,10 @@ def connect(
     each call) and one marked ``replay`` reads the server's replay answer (``safe`` is SAFE,
     anything else UNKNOWN); ``Remote.facts`` asks about several calls in one request.  With
     ``era="2026-07-28"`` forced the client discovers nothing, so no capability is known and
-    claims stay off; ``"auto"`` discovers them.
+    claims stay off; ``"auto"`` discovers them.  Every 2026-07-28 request declares
+    :data:`TASKS_EXTENSION`: a call the server answers with a task is polled (``tasks/get``, at
+    its ``pollIntervalMs``) to its result, which the call returns; cancelling the call, or a
+    time limit, cancels the task, and a journaled call keeps the task id (:data:`TASK_RECORD`).
     """
     aio = aconnect(
         command,

@@ -154,7 +154,7 @@ class _Server(base._Case):
         self, method: str, params: dict[str, Any], *, tasks: bool = True, name: str | None = None
     ) -> dict[str, Any]:
         """One 2026-07-28 request, raw: the response object (``result`` or ``error``)."""
-        caps: dict[str, Any] = {"extensions": {TASKS: {}}} if tasks else {}
+        caps: dict[str, Any] = {"extensions": {TASKS: {}}, "elicitation": {}} if tasks else {}
         body = {
             "jsonrpc": "2.0",
             "id": 1,
@@ -313,6 +313,26 @@ class TestServerLimits(_Server):
         self.assertTrue(second["isError"], second)
         self.assertIn("max_tasks", second["content"][0]["text"])
         self.probe.release.set()
+
+
+class TestServerQuestions(_Server):
+    options = {"abandon_after": 0.05}
+
+    def test_a_question_waits_as_input_required_then_expires(self) -> None:
+        created = self.result("tools/call", {"name": "asks", "arguments": {}})
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            got = self.result("tasks/get", {"taskId": created["taskId"]})
+            if got["status"] != "working":
+                break
+            time.sleep(0.01)
+        # asked, it waits for tasks/update; unanswered past abandon_after, it is cancelled
+        self.assertIn(got["status"], ("input_required", "cancelled"))
+        if got["status"] == "input_required":
+            (request,) = got["inputRequests"].values()
+            self.assertEqual(request["method"], "elicitation/create")
+            self.assertEqual(request["params"]["message"], "Go on?")
+        self.assertEqual(self.settled(created["taskId"])["status"], "cancelled")
 
 
 # ---------------------------------------------------------------------------------------------
