@@ -156,6 +156,7 @@ __all__ = [
     "Namespace",
     "is_cacheable",
     "is_isolated",
+    "task_support_of",
     "ResultCache",
     "Journal",
     "APPROVAL_RECORD",
@@ -7072,7 +7073,8 @@ class Tool(Protocol):
     (:func:`facts_of`, its presence :func:`is_factual`), ``output_schema``
     (:func:`output_schema_of`), ``needs_approval(args)`` (:func:`needs_approval_of`),
     ``timeout`` (:func:`timeout_of`), ``max_output`` (:func:`max_output_of`), ``cacheable``
-    (:func:`is_cacheable`), ``isolated`` (:func:`is_isolated`), and the definition options
+    (:func:`is_cacheable`), ``isolated`` (:func:`is_isolated`), ``task``
+    (:func:`task_support_of`), and the definition options
     ``defer_loading`` (:func:`defer_loading_of`), ``input_examples``
     (:func:`input_examples_of`), ``cache_control`` (:func:`cache_control_of`),
     ``allowed_callers`` (:func:`allowed_callers_of`) and ``namespace`` (:func:`namespace_of`);
@@ -7265,6 +7267,28 @@ def is_isolated(t: Tool) -> bool:
     return getattr(t, "isolated", False) is True
 
 
+def task_support_of(t: Tool) -> str:
+    """Whether an MCP server runs the tool's calls as tasks (the ``io.modelcontextprotocol/tasks``
+    extension: created, polled, cancelled, the result kept a while): ``"optional"`` (``task =
+    True`` or ``"optional"``: a task when the client can take one, else a plain call),
+    ``"required"`` (a client that cannot take a task is refused), or ``"forbidden"``, the
+    default: always a plain call.  Only a server reads it; an executor runs every call the
+    same way."""
+    value = getattr(t, "task", False)
+    if value is True or value == "optional":
+        return "optional"
+    return "required" if value == "required" else "forbidden"
+
+
+def _task_option(owner: str, value: Any) -> bool | str:
+    """The ``task`` option as given: a bool, ``"optional"`` or ``"required"``."""
+    if isinstance(value, bool) or value in ("optional", "required"):
+        return value  # type: ignore[no-any-return]
+    raise ValueError(
+        f'agenttool: {owner}: task must be True, False, "optional" or "required", got {value!r}'
+    )
+
+
 def _positive(value: Any, kinds: tuple[type, ...]) -> Any:
     """``value`` when it is a positive number of one of ``kinds`` (never a bool), else None."""
     if value is None:
@@ -7293,6 +7317,7 @@ PROPERTIES: dict[str, Callable[..., Any]] = {
     "namespace": namespace_of,
     "cacheable": is_cacheable,
     "isolated": is_isolated,
+    "task": task_support_of,
 }
 """The optional properties a tool may declare, each with its one reader (``close`` aside,
 which is read by presence).  :func:`wrap` forwards every one of them."""
@@ -7571,6 +7596,7 @@ class FunctionTool(Generic[_P, _R]):
         cacheable: bool = False,
         isolated: bool = False,
         max_memory: int | None = None,
+        task: bool | str = False,
         parameters: dict[str, Any] | None = None,
         validate: bool | None = None,
         struct: bool = False,
@@ -7609,6 +7635,7 @@ class FunctionTool(Generic[_P, _R]):
         self.lenient = lenient
         self.pageable = pageable
         self.cacheable = cacheable
+        self.task = _task_option(f"tool {self.name!r}", task)
         self.timeout = _option(f"tool {self.name!r}", "timeout", timeout, (int, float), "seconds")
         self.max_output = _option(
             f"tool {self.name!r}", "max_output", max_output, (int,), "characters"
@@ -7939,6 +7966,7 @@ if typing.TYPE_CHECKING:  # read by type checkers only: classes made at import c
         cacheable: bool
         isolated: bool
         max_memory: int | None
+        task: bool | str
         validate: bool | None
         struct: bool
         output_schema: bool | dict[str, Any] | None
@@ -7992,6 +8020,8 @@ def new(
       reads as SAFE
     - ``isolated=True``: each call runs in a worker process, which a timeout or a cancel kills
     - ``max_memory``: bytes of address space for an isolated call's worker
+    - ``task``: ``True`` (or ``"optional"``) or ``"required"``: an MCP server runs its calls
+      as tasks (see :func:`task_support_of`)
     - ``closer``: what the tool's ``close()`` calls: the tool owns something the host closes
     - ``parameters``: a supplied schema, then not validated unless ``validate=True``
     - ``validate=False``: skip validation of the generated schema

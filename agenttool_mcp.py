@@ -16,6 +16,8 @@ The sections, in file order:
 - Records in _meta: a result's record, written by the server and read by the client.
 - Serve: tools as MCP definitions (input and output schemas, annotations, the tool ``_meta``).
 - Serve: the server and its calls (``build_server``, its handlers and questions, ``set_tools``).
+- Serve: tasks (the ``io.modelcontextprotocol/tasks`` extension: ``tasks/get``, ``tasks/update``,
+  ``tasks/cancel``).
 - Serve: stdio and HTTP (the Origin guard, SSE replies, ``serve``, ``asgi_app``).
 - Consume: a server's tools as agenttool tools (local names, arguments, claims).
 - Consume: the connection (``AsyncRemote``, ``aconnect``, ``Remote``, ``connect``).
@@ -80,6 +82,8 @@ __all__ = [
     "Remote",
     "RemoteError",
     "RemoteRecord",
+    "TASKS_EXTENSION",
+    "TASK_RECORD",
     "aconnect",
     "build_server",
     "connect",
@@ -104,16 +108,19 @@ RECORD_META_KEY = "io.github.christopherdavenport.agenttool/record"
 TOOL_META_KEY = "io.github.christopherdavenport.agenttool/tool"
 """The ``_meta`` key of a tool definition under which the tool's properties cross as the
 server's statements (not MCP's hints): an object of the fields ``facts``, ``replay``,
-``readOnly``, ``sequential``, ``resource`` and ``wrapped``, each only when true or non-empty,
-no entry when none is.  ``facts`` says the tool claims facts (:func:`agenttool.is_factual`),
-``replay`` that it answers ``replay`` (so the server answers :data:`FACTS_METHOD` for it), not
-that the answer is other than unknown; ``readOnly`` is its annotations' ``read_only``;
+``readOnly``, ``sequential``, ``resource``, ``task`` and ``wrapped``, each only when true or
+non-empty (``task`` only when not ``"forbidden"``), no entry when none is.  ``facts`` says
+the tool claims facts (:func:`agenttool.is_factual`), ``replay`` that it answers ``replay`` (so
+the server answers :data:`FACTS_METHOD` for it), not that the answer is other than unknown;
+``readOnly`` is its annotations' ``read_only``; ``task`` is :func:`agenttool.task_support_of`;
 ``wrapped`` says the ``outputSchema`` is ``{"result": schema}`` around a schema that is not an
 object's, which the client unwraps.
 
 How each of :data:`agenttool.PROPERTIES` crosses (test_readme.py holds this list to it):
 
-- in this entry: ``facts``, ``replay``, ``sequential``, ``resource``;
+- in this entry: ``facts``, ``replay``, ``sequential``, ``resource``, ``task`` (``"optional"``
+  or ``"required"``: the 2026-07-28 wire has no ``execution.taskSupport``, and the server
+  decides, so this says only what to expect);
 - as MCP's own fields: ``annotations`` (the definition's ``annotations``), ``output_schema``
   (its ``outputSchema``);
 - not sent, applied where the server runs the call: ``strict``, ``confined``,
@@ -137,6 +144,24 @@ never runs a tool.  A method, not a reserved tool name, so it never reaches a mo
 FACTS_CAPABILITY = "io.github.christopherdavenport.agenttool/facts"
 """The experimental server capability (an empty object) saying the server answers
 :data:`FACTS_METHOD`; a client asks only a server that advertises it."""
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""The MCP tasks extension (SEP-2663, the 2026-07-28 revision), which both sides speak: a server
+advertises it under ``capabilities.extensions``, and a client that declares it in its
+capabilities may be answered a call with a task (``resultType: "task"``) to poll with
+``tasks/get`` (the result inlined once ``completed``), answer with ``tasks/update`` and end with
+``tasks/cancel``.  Which tools run as tasks is the tool's ``task`` property
+(:func:`agenttool.task_support_of`), stated in the definition's ``_meta`` (``TOOL_META_KEY``'s
+``task``)."""
+
+TASK_RECORD = "agenttool_mcp:task"
+"""The record a remote call writes when the server answers it with a task: ``{"taskId",
+"tool"}`` (the remote name).  With a journal it is durable before the task is polled, so a run
+resumed after a crash settles the call by polling that task (the remote tool's ``reconcile``)
+rather than calling again."""
+
+# tasks/get's ``_meta``: the task's last progress, {"progress", "total"?, "message"?}
+_TASK_PROGRESS_META_KEY = "io.github.christopherdavenport.agenttool/progress"
 
 # a result's ``_meta`` flag: its structuredContent is ``{"result": value}`` around a non-object
 _WRAPPED_META_KEY = "io.github.christopherdavenport.agenttool/wrapped"
@@ -529,6 +554,9 @@ def _tool_meta(t: at.Tool, ann: at.Annotations | None) -> dict[str, Any]:
     resource = at.resource_of(t)
     if resource:
         meta["resource"] = resource
+    support = at.task_support_of(t)
+    if support != "forbidden":
+        meta["task"] = support
     return meta
 
 
@@ -703,9 +731,14 @@ class _ServerState:
         errors: at.ErrorPolicy = "full",
         max_waiting: int = 64,
         inject: Mapping[str, Any] | None = None,
+        max_tasks: int = 64,
+        task_ttl: float = 3600.0,
     ) -> None:
         self.lock = threading.Lock()
         self.tracer: Any = None
+        self.max_tasks = max_tasks
+        self.task_ttl = task_ttl
+        self.tasks: dict[str, _Task] = {}
         self.inject = inject
         self.errors = errors
         self.max_waiting = max_waiting
@@ -769,6 +802,8 @@ def build_server(
     max_waiting: int = 64,
     inject: Mapping[str, Any] | None = None,
     tracer: Any = None,
+    max_tasks: int = 64,
+    task_ttl: float = 3600.0,
 ) -> Server[Any]:
     """Build the SDK's low-level MCP server for ``tools``.
 
@@ -791,6 +826,13 @@ def build_server(
     ``{"result": value}``.  ``tracer`` traces each call as ``Executor(tracer=...)`` does,
     its span the child of the caller's when the request's ``_meta`` carries a W3C
     ``traceparent`` (and ``tracestate``), as our client sends it.
+
+    A tool whose ``task`` property is set (:func:`agenttool.task_support_of`) runs as a task
+    for a client that declares :data:`TASKS_EXTENSION` (2026-07-28 era): the call is answered
+    at once with the task, which the client polls; ``"required"`` refuses a client that does
+    not declare it (JSON-RPC -32021).  At most ``max_tasks`` tasks are kept at once, running
+    or ended (a call beyond them ends with an error saying so); an ended task's result is
+    kept ``task_ttl`` seconds, then forgotten.  Tasks live in the process that made them.
     """
     _mcp_available()
     from mcp.server.subscriptions import ListenHandler
@@ -799,12 +841,15 @@ def build_server(
         tools, recorder, page_size, max_requests, abandon_after, errors, max_waiting, inject
     )
     state.tracer = tracer
+    state.max_tasks = _positive_count("max_tasks", max_tasks)
+    state.task_ttl = _task_ttl(task_ttl)
     server = _server_class()(
         name,
         version=version if version is not None else at.__version__,
         instructions=instructions,
         on_list_tools=functools.partial(_list_tools, state),
-        on_call_tool=functools.partial(_call_tool, state),
+        # a task's answer is a dict (CreateTaskResult), which the SDK's runner serves as is
+        on_call_tool=cast(Any, functools.partial(_call_tool, state)),
         on_subscriptions_listen=ListenHandler(state.bus),
     )
     _add_handlers(server, state)
@@ -846,6 +891,7 @@ def _server_class() -> type[Server[Any]]:
             # both eras: initialize and server/discover read the capabilities from here
             caps = super().get_capabilities(*args, **kwargs)
             caps.experimental = {**(caps.experimental or {}), FACTS_CAPABILITY: {}}
+            caps.extensions = {**(caps.extensions or {}), TASKS_EXTENSION: {}}
             return caps
 
         def create_initialization_options(
@@ -868,6 +914,7 @@ def _add_handlers(server: Server[Any], state: _ServerState) -> None:
     import mcp.types as mt
 
     server.add_request_handler(FACTS_METHOD, _facts_params(), functools.partial(_facts, state))
+    _add_task_handlers(server, state)
     server.add_notification_handler(
         "notifications/initialized", mt.NotificationParams, functools.partial(_initialized, state)
     )
@@ -903,7 +950,7 @@ async def _list_tools(
 
 async def _call_tool(
     state: _ServerState, ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
-) -> mt.CallToolResult | mt.InputRequiredResult:
+) -> mt.CallToolResult | mt.InputRequiredResult | dict[str, Any]:
     """``tools/call``: a new call checked and started, or a parked one resumed, then driven."""
     import asyncio
 
@@ -939,6 +986,7 @@ async def _call_tool(
         entry.validator.validate(args)
     except Exception as exc:
         return _error_result(at.error_message(exc))
+    as_task = _as_task(ctx, entry)
     call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
     run = _Run(
         entry,
@@ -952,6 +1000,8 @@ async def _call_tool(
     _session_var.set(ctx.session)
     _request_var.set(ctx)
     at._continue_trace(params.meta)  # the caller's span, the parent of the call's
+    if as_task:
+        return _start_task(state, ctx, run)
     run.start()
     return await _drive(state, ctx, run)
 
@@ -1151,11 +1201,9 @@ def _final(event: at.Event, entry: _Entry) -> mt.CallToolResult:
     )
 
 
-async def _send_progress(
-    ctx: ServerRequestContext[Any, Any], run: _Run, update: at.Result | None
-) -> None:
-    if update is None:
-        return
+def _progress_of(run: _Run, update: at.Result) -> tuple[float, float | None, str | None]:
+    """A tool's progress update as MCP's (progress, total, message): its count unless it
+    says a number."""
     run.count += 1
     text = update.output if isinstance(update.output, str) else ""
     progress: float = run.count
@@ -1168,6 +1216,15 @@ async def _send_progress(
         total = info.total
         if info.message is not None:
             message = info.message
+    return progress, total, message
+
+
+async def _send_progress(
+    ctx: ServerRequestContext[Any, Any], run: _Run, update: at.Result | None
+) -> None:
+    if update is None:
+        return
+    progress, total, message = _progress_of(run, update)
     try:
         await ctx.session.report_progress(progress, total, message)
     except Exception:  # progress is best effort: a gone client must not fail the call
@@ -1175,7 +1232,11 @@ async def _send_progress(
 
 
 def _can_elicit(ctx: ServerRequestContext[Any, Any], question: at.Elicitation) -> bool:
-    caps = ctx.session.client_capabilities
+    return _caps_elicit(ctx.session.client_capabilities, question)
+
+
+def _caps_elicit(caps: Any, question: at.Elicitation) -> bool:
+    """Whether a client of these capabilities can be asked ``question``."""
     if caps is None or caps.elicitation is None:
         return False
     if question.url:
@@ -1259,6 +1320,303 @@ def set_tools(server: Server[Any], tools: Iterable[at.Tool]) -> None:
         except RuntimeError:  # its loop has closed
             with state.lock:
                 state.sessions.pop(owner, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Serve: tasks
+# ---------------------------------------------------------------------------------------------
+
+_TASK_POLL_MS = 200  # the pollIntervalMs the server states for its tasks
+_TERMINAL = ("completed", "failed", "cancelled")
+
+
+def _task_ttl(value: Any) -> float:
+    """``task_ttl`` when it is a positive number of seconds, else a ValueError naming it."""
+    if at._positive(value, (int, float)) is None or not value <= threading.TIMEOUT_MAX:
+        raise ValueError("agenttool_mcp: task_ttl must be a positive number of seconds")
+    return float(value)
+
+
+def _now() -> str:
+    """The time now as the tasks extension writes it (ISO 8601, UTC, milliseconds)."""
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+class _Task:
+    """One call run as a task: its run, its state as ``tasks/get`` reports it, and, once it
+    ended, when it is forgotten (``expires``, on the server loop's clock)."""
+
+    def __init__(self, task_id: str, run: _Run, ttl: float, caps: Any) -> None:
+        self.id = task_id
+        self.run = run
+        self.ttl = ttl
+        self.caps = caps  # the client capabilities of the call that made it
+        self.status = "working"
+        self.created = self.updated = _now()
+        self.message: str | None = None
+        self.progress: dict[str, Any] | None = None
+        self.inputs: dict[str, Any] = {}  # the open input requests, while input_required
+        self.result: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        self.expires: float | None = None
+        self.driver: asyncio.Task[None] | None = None
+        self.abandon: asyncio.TimerHandle | None = None  # an unanswered question's expiry
+
+    def base(self) -> dict[str, Any]:
+        """The fields every task answer has (``Task``)."""
+        out: dict[str, Any] = {
+            "taskId": self.id,
+            "status": self.status,
+            "createdAt": self.created,
+            "lastUpdatedAt": self.updated,
+            "ttlMs": max(1, round(self.ttl * 1000)),
+            "pollIntervalMs": _TASK_POLL_MS,
+        }
+        if self.message is not None:
+            out["statusMessage"] = self.message
+        return out
+
+    def detailed(self) -> dict[str, Any]:
+        """``tasks/get``'s answer (``DetailedTask``): the result or error inlined once ended,
+        the open input requests while it waits for answers."""
+        out = {**self.base(), "resultType": "complete"}
+        if self.status == "completed":
+            out["result"] = self.result
+        elif self.status == "failed":
+            out["error"] = self.error
+        elif self.status == "input_required":
+            out["inputRequests"] = dict(self.inputs)
+        if self.progress is not None:
+            out["_meta"] = {_TASK_PROGRESS_META_KEY: self.progress}
+        return out
+
+    def move(self, status: str) -> None:
+        self.status = status
+        self.updated = _now()
+        if self.abandon is not None:
+            self.abandon.cancel()
+            self.abandon = None
+        if status in _TERMINAL:
+            self.inputs = {}
+            self.expires = _running_loop().time() + self.ttl
+
+
+def _takes_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether this request's client declared the tasks extension (a 2026-07-28 request
+    carries its capabilities in its ``_meta``)."""
+    caps = ctx.session.client_capabilities
+    extensions = getattr(caps, "extensions", None) if caps is not None else None
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+def _missing_tasks(what: str) -> Exception:
+    """The -32021 error (missing required client capability) naming the tasks extension."""
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(
+        -32021,
+        f"agenttool_mcp: {what} needs the client capability extensions[{TASKS_EXTENSION!r}]",
+        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+    )
+
+
+def _as_task(ctx: ServerRequestContext[Any, Any], entry: _Entry) -> bool:
+    """Whether this call runs as a task: its tool supports tasks and the client takes them;
+    a tool that requires a task refuses a client that does not (-32021)."""
+    support = at.task_support_of(entry.tool)
+    if support == "forbidden":
+        return False
+    if _takes_tasks(ctx):
+        return True
+    if support == "required":
+        raise _missing_tasks(f'tool "{entry.tool.name}" runs only as a task, which')
+    return False
+
+
+def _forget_expired(state: _ServerState) -> None:
+    now = _running_loop().time()
+    with state.lock:
+        gone = [k for k, t in state.tasks.items() if t.expires is not None and t.expires <= now]
+        for key in gone:
+            del state.tasks[key]
+
+
+def _start_task(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], run: _Run
+) -> dict[str, Any]:
+    """Register the call as a task (so a ``tasks/get`` right after the answer finds it), start
+    it, and answer the ``CreateTaskResult``; an error result past ``max_tasks``."""
+    import asyncio
+    import secrets
+
+    _forget_expired(state)
+    task = _Task(secrets.token_urlsafe(16), run, state.task_ttl, ctx.session.client_capabilities)
+    with state.lock:
+        full = len(state.tasks) >= state.max_tasks
+        if not full:
+            state.tasks[task.id] = task
+    if full:
+        name = run.entry.tool.name
+        result = _error_result(
+            f'agenttool_mcp: tool "{name}" runs as a task, but {state.max_tasks} tasks are '
+            f"kept on this server already (its max_tasks): an ended task's result is kept "
+            f"{state.task_ttl:g} s (its task_ttl); cancel one or wait, and call again"
+        )
+        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+    run.start()
+    task.driver = asyncio.ensure_future(_drive_task(state, task))
+    return {**task.base(), "resultType": "task"}
+
+
+async def _drive_task(state: _ServerState, task: _Task) -> None:
+    """Follow a task's run to its end: progress into its state, questions as input requests
+    (answered by ``tasks/update``), the final result (or the error) kept."""
+    import mcp.types as mt
+
+    run = task.run
+    try:
+        while True:
+            item = await run.queue.get()
+            if item[0] == "event":
+                event: at.Event = item[1]
+                if not event.final:
+                    _task_progress(task, event.result)
+                    continue
+                if task.status not in _TERMINAL:
+                    final = _final(event, run.entry)
+                    task.result = final.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    task.move("completed")
+                return
+            question: at.Elicitation = item[1]
+            run.open = item[2]
+            run.asked += 1
+            if (
+                task.status in _TERMINAL
+                or run.asked > state.max_requests
+                or not _caps_elicit(task.caps, question)
+            ):
+                run.answer_open(at.Answer(at.Action.CANCEL))
+                continue
+            run.key, run.question = f"elicit_{run.asked}", question
+            request = mt.ElicitRequest(params=_elicit_params(question))
+            task.inputs = {run.key: request.model_dump(by_alias=True, mode="json")}
+            task.move("input_required")
+            # a question nobody answers ends the task after abandon_after, as a parked call
+            task.abandon = _running_loop().call_later(state.abandon_after, _abandon_task, task)
+    except Exception as exc:  # our own failure, not the tool's: the task failed
+        if task.status not in _TERMINAL:
+            task.error = {"code": -32603, "message": f"agenttool_mcp: {_describe(exc)}"}
+            task.move("failed")
+    finally:
+        run.stop()
+
+
+def _abandon_task(task: _Task) -> None:
+    if task.status == "input_required":
+        task.abandon = None
+        task.move("cancelled")
+        task.run.stop()
+
+
+def _task_progress(task: _Task, update: at.Result | None) -> None:
+    """A progress update of the task's tool as its ``statusMessage`` and its ``_meta``."""
+    if update is None:
+        return
+    number, total, message = _progress_of(task.run, update)
+    task.progress = {"progress": number}
+    if total is not None:
+        task.progress["total"] = total
+    if message is not None:
+        task.progress["message"] = task.message = message
+    task.updated = _now()
+
+
+@functools.cache
+def _task_params() -> tuple[type[Any], type[Any]]:
+    """The params models of ``tasks/get`` and ``tasks/cancel``, and of ``tasks/update``."""
+    import mcp.types as mt
+
+    class TaskParams(mt.RequestParams):
+        task_id: str
+
+    class UpdateParams(TaskParams):
+        input_responses: dict[str, Any] = {}
+
+    return TaskParams, UpdateParams
+
+
+def _add_task_handlers(server: Server[Any], state: _ServerState) -> None:
+    params, update = _task_params()
+    server.add_request_handler("tasks/get", params, functools.partial(_tasks_get, state))
+    server.add_request_handler("tasks/update", update, functools.partial(_tasks_update, state))
+    server.add_request_handler("tasks/cancel", params, functools.partial(_tasks_cancel, state))
+
+
+def _task_of(state: _ServerState, ctx: ServerRequestContext[Any, Any], params: Any) -> _Task:
+    """The task a ``tasks/*`` request names: -32021 for a client without the extension, -32020
+    for an ``Mcp-Name`` header that is not its ``taskId``, -32602 for a task not known here
+    (never made, expired, or another process's)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.shared.inbound import decode_header_value
+
+    if not _takes_tasks(ctx):
+        raise _missing_tasks(ctx.method if hasattr(ctx, "method") else "this method")
+    headers = getattr(ctx.request, "headers", None)
+    named = headers.get("mcp-name") if headers is not None else None
+    if named is not None and decode_header_value(named.strip()) != params.task_id:
+        raise MCPError(-32020, "agenttool_mcp: the Mcp-Name header is not the body's taskId")
+    _forget_expired(state)
+    with state.lock:
+        task = state.tasks.get(params.task_id)
+    if task is None:
+        raise MCPError(
+            -32602,
+            f"agenttool_mcp: no task {params.task_id!r} here (never made, or its result "
+            f"expired after task_ttl, {state.task_ttl:g} s)",
+        )
+    return task
+
+
+async def _tasks_get(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: Any
+) -> dict[str, Any]:
+    return _task_of(state, ctx, params).detailed()
+
+
+async def _tasks_update(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: Any
+) -> dict[str, Any]:
+    """Answers to the task's open input requests; keys it did not ask are ignored."""
+    import mcp.types as mt
+
+    task = _task_of(state, ctx, params)
+    run = task.run
+    for key, response in params.input_responses.items():
+        if task.status != "input_required" or key not in task.inputs or key != run.key:
+            continue
+        try:
+            answer = _answer_of(mt.ElicitResult.model_validate(response))
+        except Exception:
+            answer = at.Answer(at.Action.CANCEL)
+        del task.inputs[key]
+        run.answer_open(answer, run.question)
+        task.move("working")
+    return {"resultType": "complete"}
+
+
+async def _tasks_cancel(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: Any
+) -> dict[str, Any]:
+    """Cancel the task's tool (it sees ``cancelled()``); an ended task stays as it ended."""
+    task = _task_of(state, ctx, params)
+    if task.status not in _TERMINAL:
+        task.move("cancelled")
+        task.run.stop()
+    return {"resultType": "complete"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1728,6 +2086,10 @@ class _RemoteTool:
             if key in opts.resources:
                 resource = opts.resources[key]
         self.resource = "" if self.sequential else (resource or "")
+        # the server's word on tasks (its TOOL_META_KEY "task"); a 2026-07-28 call declares
+        # the extension whatever it says, and the server decides
+        task = facts.get("task")
+        self.task: bool | str = task if task in ("optional", "required") else False
         self.read_only = bool(facts.get("readOnly")) or bool(
             self.annotations is not None and self.annotations.read_only
         )
@@ -1771,6 +2133,20 @@ class _RemoteTool:
         if self._confined is None:
             return (False, "")
         return self._confined(args)
+
+    def reconcile(self, args: Any, key: str, records: Sequence[at.Record]) -> at.Result | None:
+        """A journaled call interrupted while its task ran (its :data:`TASK_RECORD` says
+        which): the task's result, polled as the call would have; ``None`` (the call stays
+        uncertain) without such a record, or for a task the server no longer has, one that
+        failed or was cancelled, or a result that is an error."""
+        task_id = None
+        for record in records:
+            if record.ns == TASK_RECORD:
+                with contextlib.suppress(ValueError, AttributeError):
+                    task_id = json.loads(record.data).get("taskId")
+        if not isinstance(task_id, str):
+            return None
+        return self._remote._resume_task_sync(self, task_id)
 
     def execute(self, call: at.Call) -> at.Result:
         return self._remote._call_sync(self, call)
@@ -2137,6 +2513,7 @@ class AsyncRemote:
             transport,
             mode=opts.era,
             cache=None,
+            extensions=[_tasks_extension(self)],
             message_handler=self._on_message,
             elicitation_callback=cast(Any, self._on_elicit) if opts.elicitation else None,
             client_info=Implementation(name="agenttool", version=at.__version__),
@@ -2677,17 +3054,26 @@ class AsyncRemote:
         # the caller's span (W3C traceparent, tracestate), the parent of the served call's
         meta = cast(Any, at._trace_context() or None)
         if idle is None and hard is None:
-            return await client.call_tool(
-                name, args, progress_callback=cast(Any, progress), meta=meta
-            )
+            token = _task_call_var.set(_TaskCall(progress, None))
+            try:
+                return await client.call_tool(
+                    name, args, progress_callback=cast(Any, progress), meta=meta
+                )
+            finally:
+                _task_call_var.reset(token)
         loop = asyncio.get_running_loop()
         start = last = loop.time()
 
-        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        def alive() -> None:  # a poll of the call's task answered: the server is there
             nonlocal last
             last = loop.time()
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            alive()
             if progress is not None:
                 await progress(p, total, message)
+
+        token = _task_call_var.set(_TaskCall(on_progress, alive))
 
         def first_limit() -> tuple[float, str]:
             limits = [(last + idle, f"no answer within {idle:g}s")] if idle is not None else []
@@ -2695,9 +3081,12 @@ class AsyncRemote:
                 limits.append((start + hard, f"not done within {hard:g}s (max_timeout)"))
             return min(limits)
 
-        task = asyncio.ensure_future(
-            client.call_tool(name, args, progress_callback=cast(Any, on_progress), meta=meta)
-        )
+        try:
+            task = asyncio.ensure_future(
+                client.call_tool(name, args, progress_callback=cast(Any, on_progress), meta=meta)
+            )
+        finally:
+            _task_call_var.reset(token)  # the task keeps its own copy of the context
         try:
             while True:
                 deadline = first_limit()[0]
@@ -2712,9 +3101,135 @@ class AsyncRemote:
                 task.cancel()  # the SDK tells the server the request is cancelled
                 await asyncio.gather(task, return_exceptions=True)
 
+    # --- tasks (TASKS_EXTENSION) -----------------------------------------------------------
+
+    async def _resolve_task(self, created: Any, ctx: Any) -> mt.CallToolResult:
+        """A call answered with a task: poll ``tasks/get`` at the server's ``pollIntervalMs``
+        until it ends, passing its progress on and answering its questions (``tasks/update``);
+        its result is the call's.  A call cancelled or timed out here cancels the task."""
+        import asyncio
+
+        import mcp.types as mt
+        from mcp.shared.exceptions import MCPError
+
+        hooks = _task_call_var.get()
+        task_id: str = created.task_id
+        noted = _task_note_var.get()
+        if noted is not None:
+            await noted(task_id)
+        interval = _poll_seconds(created.poll_interval_ms, 0.5)
+        answered: set[str] = set()
+        said: Any = None
+        try:
+            while True:
+                await asyncio.sleep(interval)
+                got = await self._task_request(ctx.session, "tasks/get", task_id)
+                if hooks is not None and hooks.alive is not None:
+                    hooks.alive()
+                interval = _poll_seconds(got.get("pollIntervalMs"), interval)
+                progress = (got.get("_meta") or {}).get(_TASK_PROGRESS_META_KEY)
+                if isinstance(progress, dict) and progress != said:
+                    said = progress
+                    if hooks is not None and hooks.progress is not None:
+                        p = progress.get("progress")
+                        await hooks.progress(
+                            float(p) if isinstance(p, (int, float)) else 0.0,
+                            progress.get("total"),
+                            progress.get("message"),
+                        )
+                status = got.get("status")
+                if status == "completed":
+                    return mt.CallToolResult.model_validate(got.get("result") or {})
+                if status == "failed":
+                    error = got.get("error") or {}
+                    code = error.get("code")
+                    raise MCPError(
+                        code if isinstance(code, int) else -32603,
+                        str(error.get("message") or "the task failed"),
+                    )
+                if status == "cancelled":
+                    raise RuntimeError(f"mcp: the server cancelled the task {task_id}")
+                if status == "input_required":
+                    await self._answer_task(ctx.session, task_id, got, answered)
+        except asyncio.CancelledError:
+            await self._cancel_task(ctx.session, task_id)
+            raise
+
+    def _resume_task_sync(self, tool: _RemoteTool, task_id: str) -> at.Result | None:
+        """Poll the task ``task_id`` to its end from a thread (``reconcile``): its result, or
+        ``None`` when there is none to have (within ``max_timeout``, when set)."""
+        import asyncio
+        import concurrent.futures
+        import types
+
+        try:
+            loop = self._loop_from_thread(
+                f'mcp: call "{tool.remote_name}"', "reconcile() ran on the connection's loop"
+            )
+            session = types.SimpleNamespace(session=self._require().session)
+            created = _created_task_model()(task_id=task_id)
+            fut = asyncio.run_coroutine_threadsafe(self._resolve_task(created, session), loop)
+        except Exception:  # noqa: BLE001 - no connection: the call stays uncertain
+            return None
+        try:
+            result = fut.result(self._opts.max_timeout)
+        except concurrent.futures.TimeoutError:
+            fut.cancel()
+            return None
+        except Exception:  # noqa: BLE001 - gone, failed or cancelled: the host decides
+            return None
+        return None if result.is_error else result_of(result)
+
+    async def _task_request(
+        self, session: Any, method: str, task_id: str, **params: Any
+    ) -> dict[str, Any]:
+        """One ``tasks/*`` request (its ``Mcp-Name`` header the task id); its result."""
+        from pydantic import TypeAdapter
+
+        plain, update = _task_params()
+        model = update if params else plain
+        request = _task_request_class()(method=method, params=model(task_id=task_id, **params))
+        got = await session.send_request(request, cast(Any, TypeAdapter(dict[str, Any])))
+        return got if isinstance(got, dict) else {}
+
+    async def _answer_task(
+        self, session: Any, task_id: str, got: dict[str, Any], answered: set[str]
+    ) -> None:
+        """Answer the task's new input requests (questions: as ``_on_elicit`` answers one)."""
+        import mcp.types as mt
+
+        responses: dict[str, Any] = {}
+        requests = got.get("inputRequests")
+        for key, request in (requests if isinstance(requests, dict) else {}).items():
+            if key in answered:
+                continue
+            answered.add(key)
+            try:
+                params = mt.ElicitRequest.model_validate(request).params
+            except Exception:
+                reply: Any = mt.ElicitResult(action="cancel")
+            else:
+                reply = await self._on_elicit(None, params)
+            if isinstance(reply, mt.ErrorData):
+                reply = mt.ElicitResult(action="cancel")
+            responses[key] = reply.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if responses:
+            await self._task_request(session, "tasks/update", task_id, input_responses=responses)
+
+    async def _cancel_task(self, session: Any, task_id: str) -> None:
+        """Tell the server to cancel the task, within a few seconds; a failure is ignored (the
+        call ended already, and an unanswered task ends with its ttl)."""
+        import asyncio
+
+        try:
+            await asyncio.wait_for(self._task_request(session, "tasks/cancel", task_id), 5.0)
+        except BaseException:  # noqa: BLE001 - best effort, the call is over either way
+            pass
+
     def _call_sync(self, tool: _RemoteTool, call: at.Call) -> at.Result:
         """Run one call from a tool thread: progress, questions and cancellation cross here."""
         import asyncio
+        import concurrent.futures
         import queue
 
         loop = self._loop_from_thread(
@@ -2731,12 +3246,20 @@ class AsyncRemote:
         async def progress(p: float, total: float | None, message: str | None) -> None:
             inbox.put(("progress", p, total, message))
 
+        async def note(task_id: str) -> None:  # the record is made in the tool's thread
+            done: concurrent.futures.Future[None] = concurrent.futures.Future()
+            inbox.put(("task", task_id, done))
+            await asyncio.wrap_future(done)
+
+        async def call_noting() -> at.Result:
+            if in_call:
+                _task_note_var.set(note)
+            return await self._call(tool, args, progress if want_progress else None)
+
         with self._flights_lock:
             self._flights.append(flight)
         try:
-            fut = asyncio.run_coroutine_threadsafe(
-                self._call(tool, args, progress if want_progress else None), loop
-            )
+            fut = asyncio.run_coroutine_threadsafe(call_noting(), loop)
         except RuntimeError:
             with self._flights_lock:
                 self._flights.remove(flight)
@@ -2764,6 +3287,12 @@ class AsyncRemote:
                         at.progress(message or "", progress=p, total=total, message=message)
                     elif call.on_update is not None:
                         call.on_update(at.Result(output=message or "", details=info))
+                elif kind == "task":  # durable (with a journal) before the task is polled
+                    try:
+                        data = json.dumps({"taskId": item[1], "tool": tool.remote_name})
+                        at.write_record(at.Record(TASK_RECORD, data))
+                    finally:
+                        item[2].set_result(None)
                 elif kind == "ask":
                     question, answer = item[1], item[2]
                     try:
@@ -2784,6 +3313,8 @@ class AsyncRemote:
                     break
                 if item[0] == "ask" and not item[2].done():
                     item[2].set_result(at.Answer(at.Action.CANCEL))
+                elif item[0] == "task" and not item[2].done():
+                    item[2].set_result(None)
 
     async def _on_elicit(self, ctx: Any, params: mt.ElicitRequestParams) -> Any:
         """Route a server's question to the sole call in flight (nobody: ``cancel``)."""
@@ -2816,6 +3347,78 @@ class AsyncRemote:
             )
         content = _with_defaults(question.schema, reply.content)
         return mt.ElicitResult(action="accept", content=content)
+
+
+@dataclasses.dataclass
+class _TaskCall:
+    """What a call's task resolver reports to: progress, and that a poll was answered (which
+    restarts the idle ``timeout``, as progress does)."""
+
+    progress: Callable[[float, float | None, str | None], Awaitable[None]] | None
+    alive: Callable[[], None] | None
+
+
+_task_call_var: contextvars.ContextVar[_TaskCall | None] = contextvars.ContextVar(
+    "agenttool_mcp_task_call", default=None
+)
+# A call from a tool thread: where its task's id goes to be written as a TASK_RECORD.
+_task_note_var: contextvars.ContextVar[Callable[[str], Awaitable[None]] | None] = (
+    contextvars.ContextVar("agenttool_mcp_task_note", default=None)
+)
+
+
+def _poll_seconds(value: Any, default: float) -> float:
+    """The server's ``pollIntervalMs`` in seconds, kept within 10 ms and 5 s (``default`` for
+    none), so neither a zero nor an hour from the server stalls or floods a call."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return default
+    return min(max(value / 1000.0, 0.01), 5.0)
+
+
+@functools.cache
+def _task_request_class() -> type[Any]:
+    """The SDK request for ``tasks/*``, whose ``Mcp-Name`` header is the ``taskId``."""
+    import mcp.types as mt
+
+    class TaskRequest(mt.Request[Any, str]):
+        name_param = "taskId"
+
+    return TaskRequest
+
+
+@functools.cache
+def _created_task_model() -> type[Any]:
+    """The ``CreateTaskResult`` (``resultType: "task"``) as the SDK's claims parse it."""
+    from typing import Literal
+
+    import mcp.types as mt
+
+    class CreatedTask(mt.Result):
+        result_type: Literal["task"] = "task"
+        task_id: str
+        status: str = "working"
+        poll_interval_ms: int | None = None
+        ttl_ms: int | None = None
+
+    return CreatedTask
+
+
+def _tasks_extension(remote: AsyncRemote) -> Any:
+    """The client side of :data:`TASKS_EXTENSION` for ``remote``: declared in every 2026-07-28
+    request's capabilities, and a task answering a call resolved by polling it."""
+    from mcp.client.extension import ClientExtension, ResultClaim
+
+    class _Tasks(ClientExtension):
+        identifier = TASKS_EXTENSION
+
+        def claims(self) -> Any:
+            return [
+                ResultClaim(
+                    result_type="task", model=_created_task_model(), resolve=remote._resolve_task
+                )
+            ]
+
+    return _Tasks()
 
 
 def _with_defaults(schema: Any, content: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -3156,7 +3759,10 @@ def connect(
     each call) and one marked ``replay`` reads the server's replay answer (``safe`` is SAFE,
     anything else UNKNOWN); ``Remote.facts`` asks about several calls in one request.  With
     ``era="2026-07-28"`` forced the client discovers nothing, so no capability is known and
-    claims stay off; ``"auto"`` discovers them.
+    claims stay off; ``"auto"`` discovers them.  Every 2026-07-28 request declares
+    :data:`TASKS_EXTENSION`: a call the server answers with a task is polled (``tasks/get``, at
+    its ``pollIntervalMs``) to its result, which the call returns; cancelling the call, or a
+    time limit, cancels the task, and a journaled call keeps the task id (:data:`TASK_RECORD`).
     """
     aio = aconnect(
         command,

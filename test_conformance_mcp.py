@@ -5,7 +5,8 @@ client scenarios against ``testdata/conformance_client.py`` (``agenttool_mcp.aco
 
 Two revisions: the released suite 0.1.16 at spec revision 2025-11-25, and 0.2.0-alpha.12 with
 ``--requirements 2026-07-28`` (exactly what that revision requires, at its wire; extension and
-pending scenarios run unscored).  Each run is held to its committed baseline of expected
+pending scenarios run unscored; the tasks extension's scenarios run again, one by one, scored
+against the same baseline).  Each run is held to its committed baseline of expected
 failures, ``testdata/conformance/<revision>[-asgi].yml`` in the suite's own
 ``--expected-failures`` format, each entry naming the feature it needs: a failure not in the
 baseline fails the test, and so does an entry that now passes (the suite's rule).  Client
@@ -52,6 +53,22 @@ NEXT = "2026-07-28"  # conformance 0.2.0-alpha.12, --requirements 2026-07-28
 SUITE_PACKAGE = {RELEASED: "conformance-2025-11-25", NEXT: "conformance-2026-07-28"}
 WAIT = 30.0  # an upper bound for a server to come up or go away; never a timing assertion
 RUN_LIMIT = 100.0  # one suite run; the per-test limit is 120 s
+# The tasks extension's server scenarios (io.modelcontextprotocol/tasks, SEP-2663), which
+# `--requirements 2026-07-28` runs but never scores (an extension is optional): run here one
+# by one (`--scenario`, `--force`: an extension is on no spec timeline) and scored against the
+# 2026-07-28 baseline like the rest.
+TASK_SCENARIOS = (
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)
 
 # The client scenarios each revision has, as the pinned suites list them (checked against
 # their `list` by test_client_scenarios_are_the_suites), less the one left out (see above).
@@ -267,6 +284,18 @@ class TestConformanceServer(_Conformance):
 
     def next_revision(self, url: str, baseline: str) -> None:
         self.run_suite(NEXT, "server", "--url", url, "--requirements", NEXT, baseline=baseline)
+
+    def tasks(self, url: str, baseline: str) -> None:
+        for scenario in TASK_SCENARIOS:
+            with self.subTest(scenario=scenario):
+                args = ["server", "--url", url, "--scenario", scenario]
+                self.run_suite(NEXT, *args, "--spec-version", NEXT, "--force", baseline=baseline)
+
+    def test_serve_http_tasks(self) -> None:
+        self.tasks(self.serve_http(), os.path.join(BASELINES, f"{NEXT}.yml"))
+
+    def test_asgi_app_tasks(self) -> None:
+        self.tasks(self.asgi_app(), os.path.join(BASELINES, f"{NEXT}-asgi.yml"))
 
     def test_serve_http_2025_11_25(self) -> None:
         self.released(self.serve_http(), os.path.join(BASELINES, f"{RELEASED}.yml"))

@@ -309,7 +309,7 @@ class TestToolMetaServed(unittest.TestCase):
             annotations=at.Annotations(read_only=True),
             sequential=True,
         )
-        shared = at.tool(used, resource="db")
+        shared = at.tool(used, resource="db", task=True)
         written = set()
         for entry in am._entries_of([everything, shared]).values():
             written |= set((entry.definition.meta or {}).get(am.TOOL_META_KEY, {}))

@@ -302,3 +302,48 @@ def test_missing_capability() -> str:
     """Needs the client's elicitation capability (SEP-2575: -32021 when it is missing)."""
     answer = at.elicit(at.Elicitation("What is your name?", NAME_SCHEMA))
     return f"answered: {answer.action.value}"
+
+
+# The tasks extension's scenarios (io.modelcontextprotocol/tasks, SEP-2663): the fixtures they
+# name.  A task-supporting tool runs as a task for a client that declares the extension.
+@at.tool
+def greet(name: str) -> str:
+    """Greets someone (sync-only)."""
+    return f"Hello, {name}!"
+
+
+@at.tool(task=True)
+def slow_compute(seconds: float = 1.0, label: str = "") -> str:
+    """Sleeps for the given seconds, then answers; a cancel ends it early (task-supporting)."""
+    deadline = time.monotonic() + max(0.0, seconds)
+    while time.monotonic() < deadline:
+        if at.cancelled():
+            return f"cancelled: {label}"
+        time.sleep(0.02)
+    return f"computed {label} after {seconds:g} s"
+
+
+@at.tool(task="required")
+def failing_job() -> str:
+    """Fails with a tool error after about a second (runs only as a task)."""
+    time.sleep(1.0)
+    raise RuntimeError("failing_job failed, as it always does")
+
+
+@at.tool(task=True)
+def protocol_error_job() -> str:
+    """Meant to fail at the protocol level; an agenttool tool's exception is a tool error."""
+    raise RuntimeError("protocol_error_job failed")
+
+
+@at.tool(task=True)
+def confirm_delete(filename: str) -> str:
+    """Asks to confirm deleting a file, then says what it did (task-supporting)."""
+    schema = {
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean"}},
+        "required": ["confirm"],
+    }
+    answer = at.elicit(at.Elicitation(f"Delete {filename}?", schema))
+    confirmed = answer.action is at.Action.ACCEPT and (answer.content or {}).get("confirm")
+    return f"deleted {filename}" if confirmed else f"kept {filename}"
