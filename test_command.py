@@ -1,13 +1,17 @@
 """Tools as a command line (the Go seed's v0.0.16-17): agenttool.command(tools, prog=...) and
-python -m agenttool run TARGET, driven as a user drives them, in a fresh interpreter, with
-their exit statuses and streams; usage_markdown as an agent reads it."""
+python -m agenttool run TARGET, driven as a user drives them: exit statuses, streams and
+signals in a fresh interpreter, the rest through kit's main() here; usage_markdown as an agent
+reads it."""
 
+import functools
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 from typing import Any
 
@@ -188,6 +192,15 @@ if __name__ == "__main__":
 '''
 
 
+@functools.cache
+def kit_module() -> types.ModuleType:
+    """kit.py as a module of this process, made once."""
+    module = types.ModuleType("test_command_kit")
+    sys.modules[module.__name__] = module  # as an import would: type hints are read from it
+    exec(compile(KIT, "kit.py", "exec"), module.__dict__)
+    return module
+
+
 class _Kit(unittest.TestCase):
     """A folder holding kit.py, run as the console script a user would install."""
 
@@ -202,7 +215,13 @@ class _Kit(unittest.TestCase):
         env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
         return env
 
+    # kit's main() runs in this process (a child costs 0.1 s each), except for the classes
+    # that check what a fresh interpreter does: exit statuses, streams, signals, `run`.
+    in_process = True
+
     def kit(self, *argv: str, stdin: str = "") -> "subprocess.CompletedProcess[str]":
+        if self.in_process:
+            return self.kit_here(list(argv), stdin)
         return subprocess.run(
             [sys.executable, "kit.py", *argv],
             cwd=self.dir,
@@ -212,6 +231,22 @@ class _Kit(unittest.TestCase):
             text=True,
             timeout=60,
         )
+
+    def kit_here(self, argv: list[str], stdin: str) -> "subprocess.CompletedProcess[str]":
+        """kit.py's main() run here on ``argv``, with its streams captured, in kit's folder."""
+        streams = [io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for _ in range(3)]
+        streams[0].write(stdin)
+        streams[0].seek(0)
+        saved, cwd = (sys.stdin, sys.stdout, sys.stderr), os.getcwd()
+        os.chdir(self.dir)
+        sys.stdin, sys.stdout, sys.stderr = streams
+        try:
+            status = kit_module().main(argv)
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+            os.chdir(cwd)
+        out, err = (stream.buffer.getvalue().decode() for stream in streams[1:])  # type: ignore
+        return subprocess.CompletedProcess(["kit.py", *argv], status, out, err)
 
     def args_of(self, *argv: str, stdin: str = "") -> Any:
         """The arguments the tool received, for a command that succeeds."""
@@ -319,6 +354,8 @@ class TestCommandJson(_Kit):
 
 
 class TestCommandExitStatus(_Kit):
+    in_process = False
+
     def test_0_the_output_on_stdout_and_nothing_else(self) -> None:
         done = self.kit("read_file", "--path", "x")
         self.assertEqual((done.returncode, done.stderr), (0, ""))
@@ -624,6 +661,8 @@ class TestCommandBuilding(unittest.TestCase):
 
 
 class TestRunSubcommand(_Kit):
+    in_process = False
+
     def run_module(self, how: str, *argv: str) -> "subprocess.CompletedProcess[str]":
         lead = ["-m", "agenttool"] if how == "-m" else [os.path.join(ROOT, "agenttool.py")]
         return subprocess.run(
