@@ -236,6 +236,7 @@ SAMPLES: dict[str, Any] = {
     "namespace": at.Namespace("crm", "Customer records"),
     "cacheable": True,
     "isolated": True,
+    "task": "required",
 }
 # The readers that take the call's arguments besides the tool.
 ARG_READERS = (at.confined_by, at.replay_of, at.facts_of, at.needs_approval_of)
