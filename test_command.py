@@ -3,6 +3,7 @@ python -m agenttool run TARGET, driven as a user drives them: exit statuses, str
 signals in a fresh interpreter, the rest through kit's main() here; usage_markdown as an agent
 reads it."""
 
+import concurrent.futures
 import functools
 import io
 import json
@@ -675,20 +676,21 @@ class TestRunSubcommand(_Kit):
         )
 
     def test_run_makes_a_file_of_tools_the_same_program(self) -> None:
-        for how in ("-m", "script"):
-            done = self.run_module(
-                how, "run", "kit.py", "read_file", "--max-bytes", "2", "--path", "p"
-            )
-            self.assertEqual((done.returncode, done.stderr), (0, ""))
-            self.assertEqual(json.loads(done.stdout), {"path": "p", "max_bytes": 2})
-            failed = self.run_module(how, "run", "kit.py", "fail")
+        commands = [("read_file", "--max-bytes", "2", "--path", "p"), ("fail",), ("ask",)]
+        commands.append(("read_file", "--bogus"))
+        runs = [(how, "run", "kit.py", *c) for how in ("-m", "script") for c in commands]
+        runs.append(("-m", "run", "kit.py", "help"))
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:  # independent children
+            done = list(pool.map(lambda argv: self.run_module(*argv), runs))
+        for i in (0, 4):
+            read, failed, asked, wrong = done[i : i + 4]
+            self.assertEqual((read.returncode, read.stderr), (0, ""))
+            self.assertEqual(json.loads(read.stdout), {"path": "p", "max_bytes": 2})
             self.assertEqual((failed.returncode, failed.stderr), (1, "Error: disk on fire\n"))
-            asked = self.run_module(how, "run", "kit.py", "ask")
             self.assertEqual(asked.returncode, 3)
-            wrong = self.run_module(how, "run", "kit.py", "read_file", "--bogus")
             self.assertEqual((wrong.returncode, wrong.stderr.count("\n")), (2, 1))
             self.assertIn("python -m agenttool run kit.py: read_file: unknown flag", wrong.stderr)
-        usage = self.run_module("-m", "run", "kit.py", "help").stdout
+        usage = done[8].stdout
         self.assertTrue(usage.startswith("## Calling `python -m agenttool run kit.py`"), usage)
 
     def test_run_without_a_target_or_with_a_missing_one(self) -> None:

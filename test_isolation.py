@@ -67,14 +67,14 @@ class TestStopped(unittest.TestCase):
     def test_an_endless_loop_and_a_sleep_are_stopped_at_their_timeout(self) -> None:
         for fn in (tools.spin, tools.nap):
             with self.subTest(fn.__name__):
-                t = at.tool(fn, isolated=True, timeout=0.5, resource="r")
+                t = at.tool(fn, isolated=True, timeout=0.25, resource="r")
                 following = at.tool(tools.pid, isolated=True, resource="r")
                 before = {p.pid for p in _children()}
                 jobs = [at.Job(t, at.Call("a", "{}")), at.Job(following, at.Call("b", "{}"))]
                 events = [e for e in at.Executor().execute(jobs) if e.final]
                 self.assertIsInstance(events[0].error, TimeoutError)
                 self.assertEqual(
-                    str(events[0].error), f'tool "{fn.__name__}" timed out after 0.5 s'
+                    str(events[0].error), f'tool "{fn.__name__}" timed out after 0.25 s'
                 )
                 self.assertIsNone(events[1].error)
                 self.assertIsInstance(events[1].result.structured, int)

@@ -228,7 +228,7 @@ class TestJournaledExecutor(unittest.TestCase):
         try:
             import time
 
-            time.sleep(1.0)  # three leases long: only renewal keeps it
+            time.sleep(0.75)  # two and a half leases long: only renewal keeps it
             with self.assertRaisesRegex(at.JournalError, "is held by"):
                 self.journal.hold("long", "elsewhere:1:x")
         finally:
