@@ -1935,6 +1935,12 @@ def serve(
     errors: at.ErrorPolicy = "full",
     inject: Mapping[str, Any] | None = None,
     tracer: Any = None,
+    page_size: int | None = None,
+    max_requests: int = 10,
+    abandon_after: float = 1800.0,
+    max_waiting: int = 64,
+    max_tasks: int = 64,
+    task_ttl: float = 3600.0,
 ) -> None:
     """Serve ``tools`` over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
@@ -1943,7 +1949,7 @@ def serve(
     request whose ``Origin`` is present and not in ``allow_origins`` gets 403 (loopback origins
     are allowed on a loopback host); a request without ``Origin`` is served.  ``inject``
     gives the tools' ``Inject("key")`` parameters their values, as ``Executor(inject=...)``;
-    ``tracer`` traces the calls (see :func:`build_server`).
+    ``tracer`` traces the calls; these and the other options are :func:`build_server`'s.
     """
     server = build_server(
         tools,
@@ -1954,6 +1960,12 @@ def serve(
         errors=errors,
         inject=inject,
         tracer=tracer,
+        page_size=page_size,
+        max_requests=max_requests,
+        abandon_after=abandon_after,
+        max_waiting=max_waiting,
+        max_tasks=max_tasks,
+        task_ttl=task_ttl,
     )
     if transport == "stdio":
         import anyio

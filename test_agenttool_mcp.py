@@ -972,6 +972,21 @@ class TestServedOutputLimits(_Case):
         self.assertEqual(got.structured, list(range(500)))
 
 
+class TestServeTakesEveryServerOption(unittest.TestCase):
+    def test_serve_takes_each_option_of_build_server(self) -> None:
+        """An option added to build_server and not to serve (inject and the task limits
+        were once missing) fails here; asgi_app passes its options on whole."""
+        import inspect
+
+        built = inspect.signature(am.build_server).parameters
+        served = inspect.signature(am.serve).parameters
+        for name, parameter in built.items():
+            if parameter.kind is parameter.KEYWORD_ONLY:
+                with self.subTest(name):
+                    self.assertIn(name, served)
+                    self.assertEqual(served[name].default, parameter.default)
+
+
 class TestServedDetails(_Case):
     """What a served tool says beside its output reaches the client as the core said it."""
 
