@@ -483,11 +483,21 @@ def _icons_of(t: at.Tool) -> list[mt.Icon] | None:
     ]
 
 
+def _with_output_reader(tools: Iterable[at.Tool]) -> list[at.Tool]:
+    """``tools``, and ``read_output`` beside them when one is pageable (``pageable=True``) and
+    none is named so: a cut output's handle is read on the server that cut it."""
+    tools = list(tools)
+    names = {getattr(t, "name", "") for t in tools}
+    if at._READ_OUTPUT in names or not any(getattr(t, "pageable", None) is True for t in tools):
+        return tools
+    return list(at.ToolSet(tools).pageable())
+
+
 def _entries_of(tools: Iterable[at.Tool]) -> dict[str, _Entry]:
     import mcp.types as mt
 
     entries: dict[str, _Entry] = {}
-    for t in tools:
+    for t in _with_output_reader(tools):
         name = getattr(t, "name", "")
         if not isinstance(name, str) or not name:
             raise ValueError(f"agenttool_mcp: a tool has no name ({t!r}); give every tool a name")

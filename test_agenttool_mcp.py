@@ -1017,6 +1017,36 @@ class TestServedDetails(_Case):
         meta = result.details.meta[am.RECORD_META_KEY]
         self.assertIn("empty namespace", meta["error"])
 
+    def test_a_pageable_tool_is_served_with_read_output_beside_it(self) -> None:
+        """A served output cut from a pageable tool names a handle that the client reads
+        back through the read_output the server lists beside the tools (the handle lives on
+        that server); a set with no pageable tool gets no reader, and set_tools adds it."""
+        import re
+
+        def log(call: at.Call) -> at.Result:
+            return at.text("".join(f"line {i:03d}|" for i in range(40)))
+
+        pageable = at.new_func("log", "", None, log, max_output=60, pageable=True)
+        plain = at.new_func("plain", "", None, log, max_output=60)
+        server = am.build_server([pageable], name="details")
+        with am.connect(server=server) as remote:
+            self.assertEqual(sorted(t.name for t in remote.tools()), ["log", "read_output"])
+            cut = remote.call("log").output
+            handle = re.search(r'read_output\(handle="(out_[0-9a-f]+)", offset=(\d+)\)', cut)
+            self.assertIsNotNone(handle, cut)
+            assert handle is not None
+            page = remote.call("read_output", {"handle": handle[1], "offset": 198}).output
+            self.assertTrue(page.startswith("line 022|line 023|"), page)
+            with self.assertRaisesRegex(am.MCPToolError, "it was never made, or it is gone"):
+                remote.call("read_output", {"handle": "out_00", "offset": 0})
+        server = am.build_server([plain], name="details")
+        with am.connect(server=server) as remote:
+            self.assertEqual([t.name for t in remote.tools()], ["plain"])
+        am.set_tools(server, [plain, pageable])
+        with am.connect(server=server) as remote:
+            names = sorted(t.name for t in remote.tools())
+        self.assertEqual(names, ["log", "plain", "read_output"])
+
 
 # ---------------------------------------------------------------------------------------------
 # Serve: stdio and HTTP
