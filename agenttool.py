@@ -11121,14 +11121,26 @@ def _safe_name(t: Tool | None) -> str:
 # key is the tool's definition_hash and the RFC 8785 hash of its arguments object, so an edited
 # tool never answers from an old entry; only successful results are stored; the final event of
 # an answer from the cache has cached=True, and the tool did not run.  It is looked up once the
-# call is admitted, approved and started (on_start), so no policy is skipped.
+# call is admitted, approved and started (on_start), so no policy is skipped.  With a journal
+# (Executor(journal=j, cache=True), or ResultCache(journal=j)) the entries are rows of the
+# journal's agenttool_cache table, shared by the processes on that database.
 
 
 class ResultCache:
     """An in-memory LRU of results: at most ``max_entries`` (1,024 by default), each kept
-    ``ttl`` seconds (300) after it was stored; safe to share between executors and threads."""
+    ``ttl`` seconds (300) after it was stored; safe to share between executors and threads.
 
-    def __init__(self, max_entries: int = 1024, ttl: float = 300.0) -> None:
+    With ``journal`` the entries live in the journal's database instead, shared by every
+    process on it and kept across restarts: the bound drops the oldest stored first, and a
+    result that is not JSON (an image part) or that the database refuses is not stored (the
+    call's result still goes out; a failure is logged)."""
+
+    def __init__(
+        self, max_entries: int = 1024, ttl: float = 300.0, *, journal: Journal | None = None
+    ) -> None:
+        if journal is not None and not isinstance(journal, Journal):
+            raise TypeError(f"agenttool: ResultCache: journal must be a Journal, got {journal!r}")
+        self.journal = journal
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
             raise ValueError(
                 f"agenttool: ResultCache: max_entries must be a positive int, got {max_entries!r}"
@@ -11148,6 +11160,13 @@ class ResultCache:
         """A copy of the result stored under ``key``, or ``None`` (absent or expired)."""
         import time
 
+        if self.journal is not None:
+            try:
+                outcome = self.journal.cached(key)
+            except JournalError as exc:
+                _log(_WARNING, "the result cache could not be read", exc)
+                return None
+            return None if outcome is None else _restored(outcome)[0]
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
@@ -11163,6 +11182,12 @@ class ResultCache:
         the bound."""
         import time
 
+        if self.journal is not None:
+            try:
+                self.journal.cache(key, _stored(result, None), self.ttl, self.max_entries)
+            except (JournalError, TypeError, ValueError) as exc:  # not JSON, or refused
+                _log(_WARNING, "a result was not stored in the result cache", exc)
+            return
         kept = _copy_result(result)
         with self._lock:
             self._entries[key] = (time.monotonic() + self.ttl, kept)
@@ -11171,6 +11196,8 @@ class ResultCache:
                 self._entries.popitem(last=False)
 
     def __len__(self) -> int:
+        if self.journal is not None:
+            return self.journal.cached_count()
         with self._lock:
             return len(self._entries)
 
@@ -11457,6 +11484,11 @@ class Journal:
                     " started DOUBLE PRECISION NOT NULL, PRIMARY KEY (run, call_id))",
                     (),
                 ),
+                (  # a ResultCache(journal=...)'s entries: outcomes as the calls keep them
+                    "CREATE TABLE IF NOT EXISTS agenttool_cache (k TEXT PRIMARY KEY,"
+                    " outcome TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
+                    (),
+                ),
                 (
                     "CREATE TABLE IF NOT EXISTS agenttool_records"
                     " (run TEXT NOT NULL, call_id TEXT NOT NULL, seq INTEGER NOT NULL,"
@@ -11586,6 +11618,48 @@ class Journal:
             ]
         )
 
+    def cached(self, key: str) -> dict[str, Any] | None:
+        """The outcome a result cache stored under ``key``, or None (absent or expired)."""
+        import time
+
+        rows = self._read(
+            "SELECT outcome FROM agenttool_cache WHERE k = ? AND expires > ?", (key, time.time())
+        )
+        return json.loads(rows[0][0]) if rows else None
+
+    def cache(self, key: str, outcome: dict[str, Any], ttl: float, max_entries: int) -> None:
+        """Store a result cache's ``outcome`` under ``key`` for ``ttl`` seconds; the expired
+        entries go, then the oldest beyond ``max_entries``."""
+        import time
+
+        text = json.dumps(outcome, ensure_ascii=False, sort_keys=True)
+        if len(text.encode("utf-8")) > self.max_outcome:
+            raise JournalError(f"agenttool: Journal: a cached result is over {self.max_outcome}")
+        now = time.time()
+        self._write(
+            [
+                (
+                    "INSERT INTO agenttool_cache (k, outcome, expires) VALUES (?, ?, ?)"
+                    " ON CONFLICT (k) DO UPDATE SET outcome = excluded.outcome,"
+                    " expires = excluded.expires",
+                    (key, text, now + ttl),
+                ),
+                ("DELETE FROM agenttool_cache WHERE expires <= ?", (now,)),
+                (
+                    "DELETE FROM agenttool_cache WHERE k NOT IN (SELECT k FROM agenttool_cache"
+                    " ORDER BY expires DESC, k LIMIT ?)",
+                    (max_entries,),
+                ),
+            ]
+        )
+
+    def cached_count(self) -> int:
+        """How many result cache entries have not expired."""
+        import time
+
+        rows = self._read("SELECT COUNT(*) FROM agenttool_cache WHERE expires > ?", (time.time(),))
+        return int(rows[0][0])
+
     def snapshot(self, run: str) -> dict[str, dict[str, Any]]:
         """What the journal holds for ``run``, by call id: ``tool``, ``definition`` (its
         hash), ``args_hash``, ``key``, ``status`` and ``outcome``; read once as a batch
@@ -11667,9 +11741,11 @@ class Journal:
         )
 
     def prune(self, older_than: float) -> int:
-        """Delete the runs created more than ``older_than`` seconds ago; how many went."""
+        """Delete the runs created more than ``older_than`` seconds ago (and the result
+        cache's expired entries); how many runs went."""
         import time
 
+        self._write([("DELETE FROM agenttool_cache WHERE expires <= ?", (time.time(),))])
         cutoff = time.time() - older_than
         old = [
             r[0] for r in self._read("SELECT run FROM agenttool_runs WHERE created < ?", (cutoff,))
@@ -11993,7 +12069,8 @@ class Executor:
       is the default for tools that do not set ``pageable``: see :meth:`ToolSet.pageable`.
     - ``cache=True`` (or a :class:`ResultCache`) answers the calls of ``cacheable`` tools
       whose ``replay`` reads SAFE from earlier successful results of the same definition and
-      arguments; such a final event has ``cached=True``.
+      arguments; such a final event has ``cached=True``.  With ``journal`` given here,
+      ``cache=True`` keeps the entries in the journal's database.
     - ``tracer`` (an OpenTelemetry ``Tracer``, or anything with its ``start_as_current_span``)
       gives each call an ``execute_tool <name>`` span with the GenAI conventions' attributes;
       ``record_content=True`` adds the arguments and the result.
@@ -12068,8 +12145,12 @@ class Executor:
             raise TypeError(
                 f"agenttool: Executor: cache must be True or a ResultCache, got {cache!r}"
             )
-        self._result_cache = (
-            cache if isinstance(cache, ResultCache) else ResultCache() if cache else None
+        self._result_cache = (  # cache=True keeps its entries in the journal when there is one
+            cache
+            if isinstance(cache, ResultCache)
+            else ResultCache(journal=journal)
+            if cache
+            else None
         )
         self._bounds_now = _Bounds(self.max_parallel)
 

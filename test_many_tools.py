@@ -617,6 +617,75 @@ class TestResultCache(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "cache must be True or a ResultCache"):
             at.Executor(cache="yes")  # type: ignore[arg-type]
 
+    def test_with_a_journal_the_cache_is_shared_by_processes_and_survives_them(self) -> None:
+        """Executor(journal=j, cache=True) keeps entries in the journal's database: another
+        executor on the same file (another process, a restart) is answered from them, an
+        edited tool is not, and expired entries are not served."""
+        import subprocess
+        import sys
+        import tempfile
+        import textwrap
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.db")
+            journal = at.Journal(path)
+            executor, t = at.Executor(journal=journal, cache=True), self.tool()
+            job = at.Job(t, at.Call("c", {"item": "tea"}))
+            turn_1 = [e for e in executor.execute([job], run="turn-1") if e.final]
+            turn_2 = [e for e in executor.execute([job], run="turn-2") if e.final]
+            self.assertEqual([turn_1[0].cached, turn_2[0].cached], [False, True])
+            journal.close()
+            child = textwrap.dedent(f"""
+                import json, sys
+                sys.path.insert(0, {HERE!r})
+                import agenttool as at
+
+                def price(item: str) -> str:
+                    \"\"\"The price of an item.\"\"\"
+                    return "ran in the child"
+
+                t = at.new("", "", price, cacheable=True, replay=at.Replay.SAFE)
+                ex = at.Executor(cache=at.ResultCache(journal=at.Journal({path!r})))
+                e = [e for e in ex.execute([at.Job(t, at.Call("c", {{"item": "tea"}}))]) if e.final]
+                print(json.dumps([e[0].cached, e[0].result.output]))
+            """)
+            done = subprocess.run(
+                [sys.executable, "-c", child], capture_output=True, text=True, timeout=60
+            )
+            self.assertEqual(json.loads(done.stdout), [True, "tea: 3 EUR"], done.stderr)
+            self.assertEqual(self.runs, ["tea"])
+            journal = at.Journal(path)
+            edited = at.new("", "In cents.", self.price, cacheable=True, replay=at.Replay.SAFE)
+            cache = at.ResultCache(journal=journal)
+            self.assertFalse(self.finals(at.Executor(cache=cache), edited, {"item": "tea"}).cached)
+            expired = at.ResultCache(ttl=1e-9, journal=journal)
+            self.assertFalse(
+                self.finals(at.Executor(cache=expired), self.tool(), {"item": "milk"}).cached
+            )
+            self.assertFalse(
+                self.finals(at.Executor(cache=expired), self.tool(), {"item": "milk"}).cached
+            )
+            journal.close()
+
+    def test_a_journal_cache_is_bounded_and_skips_what_is_not_json(self) -> None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            journal = at.Journal(os.path.join(d, "agent.db"))
+            cache = at.ResultCache(max_entries=2, journal=journal)
+            for key in "abc":
+                cache.put(key, at.text(key))
+            self.assertEqual(len(cache), 2)
+            self.assertIsNone(cache.get("a"))
+            self.assertEqual(cache.get("c").output, "c")  # type: ignore[union-attr]
+            with self.assertLogs("agenttool", "WARNING") as logged:
+                cache.put("d", at.Result("x", structured={1j}))  # not JSON: not stored
+            self.assertIn("not stored in the result cache", logged.output[0])
+            self.assertIsNone(cache.get("d"))
+            with self.assertRaisesRegex(TypeError, "journal must be a Journal"):
+                at.ResultCache(journal="agent.db")  # type: ignore[arg-type]
+            journal.close()
+
     def test_async_tools_are_cached_under_aexecute(self) -> None:
         import asyncio
 
