@@ -9489,7 +9489,9 @@ class _NotLoaded(_Wrapper):
 #   exited (signal 11)' (or "exit status 3").
 # - Nothing is left behind: workers are daemonic (multiprocessing ends them at exit), each
 #   exits when its pipe closes (the parent gone), on Linux a busy one is killed when its parent
-#   dies (PR_SET_PDEATHSIG), and a forked child forgets its parent's.
+#   dies (PR_SET_PDEATHSIG), and a forked child forgets its parent's.  The signal follows the
+#   thread that started the worker, so one thread (agenttool-spawner, idle in a queue's get)
+#   starts them all and lives as long as the process.
 # ---------------------------------------------------------------------------------------------
 
 _KILL_GRACE = 0.2  # seconds between SIGTERM and SIGKILL for a worker being stopped
@@ -9604,6 +9606,52 @@ def _serve_worker(conn: Any, scope: _Scope | None) -> tuple[str, Any]:
             return kind, value
 
 
+class _Spawner:
+    """Starts worker processes from one thread that lives as long as the process: Linux's
+    parent-death signal (PR_SET_PDEATHSIG) fires when the *thread* that started a child
+    exits, so a worker started on a pool thread died when that thread retired."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: Any = None
+        self._pid = 0
+
+    def start(self, process: Any) -> None:
+        """``process.start()`` on the spawner's thread (begun on first use, and again in a
+        forked child, which has no threads of its parent's)."""
+        import queue
+
+        with self._lock:
+            if self._requests is None or self._pid != os.getpid():
+                self._requests, self._pid = queue.SimpleQueue(), os.getpid()
+                threading.Thread(
+                    target=self._serve,
+                    args=(self._requests,),
+                    name="agenttool-spawner",
+                    daemon=True,
+                ).start()
+            requests = self._requests
+        done = threading.Event()
+        failed: list[BaseException] = []
+        requests.put((process, done, failed))
+        done.wait()
+        if failed:
+            raise failed[0]
+
+    @staticmethod
+    def _serve(requests: Any) -> None:
+        while True:
+            process, done, failed = requests.get()
+            try:
+                process.start()
+            except BaseException as exc:  # noqa: BLE001 - raised on the asking thread
+                failed.append(exc)
+            done.set()
+
+
+_spawner = _Spawner()
+
+
 class _Worker:
     """One worker process and the parent's end of its pipe."""
 
@@ -9614,7 +9662,7 @@ class _Worker:
         self.process = context.Process(
             target=_isolated_worker, args=(child,), name="agenttool-isolated", daemon=True
         )
-        self.process.start()
+        _spawner.start(self.process)
         child.close()
         self.conn = parent
         self.lock = threading.Lock()

@@ -3,6 +3,7 @@ cancel kills, and whose crash fails only its own call."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -313,6 +314,34 @@ class TestNothingLeft(unittest.TestCase):
                     time.sleep(0.05)
                 self.assertFalse(alive(worker), f"worker {worker} left after {ending}")
 
+    def test_a_worker_outlives_the_pool_thread_that_started_it(self) -> None:
+        """Linux's parent-death signal fires when the *thread* that started a child exits:
+        a worker started on a pool thread was killed when that thread retired (here after
+        0.2 s idle), in the middle of another thread's call or idle in the pool."""
+        root = os.path.dirname(os.path.abspath(__file__))
+        script = textwrap.dedent(f"""
+            import json, sys, threading, time
+            sys.path.insert(0, {root!r})
+            import agenttool as at
+            from testdata import isolated_tools as tools
+            at._workers.idle_seconds = 0.2
+            def one(tool, args):
+                e = [e for e in at.Executor().execute([at.Job(tool, at.Call("a", args))])]
+                return e[-1].result.output if e[-1].result else str(e[-1].error)
+            first = one(at.tool(tools.pid, isolated=True), {{}})
+            # the pool thread that started the worker retires while the worker runs this:
+            during = one(at.tool(tools.pid_later, isolated=True), {{"seconds": 1.0}})
+            time.sleep(0.5)  # and every pool thread has retired: the idle worker is kept
+            after = one(at.tool(tools.pid, isolated=True), {{}})
+            print(json.dumps([first, during, after]))
+        """)
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        )
+        self.assertEqual(out.returncode, 0, out.stderr)
+        first, during, after = json.loads(out.stdout)
+        self.assertEqual((during, after), (first, first), "one worker served all three")
+
     @unittest.skipUnless(sys.platform.startswith("linux"), "PR_SET_PDEATHSIG is Linux's")
     def test_a_busy_worker_dies_with_its_parent(self) -> None:
         root = os.path.dirname(os.path.abspath(__file__))
@@ -342,6 +371,7 @@ class TestNothingLeft(unittest.TestCase):
 class TestMany(unittest.TestCase):
     def test_200_timeouts_leave_no_process_and_no_thread(self) -> None:
         t = at.tool(tools.spin, isolated=True, timeout=0.05)
+        run_one(t)  # the one thread that starts workers, for the process's life, is up
         threads = threading.active_count()
         for _ in range(200):
             event = run_one(t)

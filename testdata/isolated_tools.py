@@ -22,6 +22,12 @@ def pid() -> int:
     return os.getpid()
 
 
+def pid_later(seconds: float) -> int:
+    """The worker's pid, after ``seconds``."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
 def add(a: int, b: int) -> int:
     """Adds two numbers."""
     return a + b
