@@ -330,8 +330,8 @@ class TestNothingLeft(unittest.TestCase):
                 return e[-1].result.output if e[-1].result else str(e[-1].error)
             first = one(at.tool(tools.pid, isolated=True), {{}})
             # the pool thread that started the worker retires while the worker runs this:
-            during = one(at.tool(tools.pid_later, isolated=True), {{"seconds": 1.0}})
-            time.sleep(0.5)  # and every pool thread has retired: the idle worker is kept
+            during = one(at.tool(tools.pid_later, isolated=True), {{"seconds": 0.6}})
+            time.sleep(0.4)  # and every pool thread has retired: the idle worker is kept
             after = one(at.tool(tools.pid, isolated=True), {{}})
             print(json.dumps([first, during, after]))
         """)
