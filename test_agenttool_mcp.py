@@ -1434,6 +1434,24 @@ class TestLargeResultsOverHTTP(_BigServer):
             self.assertEqual(remote.call("big", {"n": 2}).output, "xx")
 
 
+def serve_app_in_thread(case: unittest.TestCase, app: Any) -> int:
+    """Serve the ASGI ``app`` with uvicorn on a thread, on a free 127.0.0.1 port, until the
+    test ends; its port once it is up."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    case.addCleanup(thread.join, WAIT)
+    case.addCleanup(setattr, server, "should_exit", True)
+    for _ in range(int(WAIT * 100)):
+        if server.started:
+            break
+        threading.Event().wait(0.01)
+    return int(server.servers[0].sockets[0].getsockname()[1])
+
+
 def _initialize(url: str, origin: str | None) -> int:
     """The HTTP status of an initialize POST to ``url`` sent with ``origin`` (or none)."""
     import urllib.error
@@ -1477,22 +1495,10 @@ class TestOrigin(_BigServer):
 
     def test_an_asgi_app_whose_bind_nobody_knows(self) -> None:
         """asgi_app cannot know its bind: only the origins it is told are allowed."""
-        import uvicorn
-
         app = am.asgi_app(
             [at.new_func("t", "T.", None, lambda c: "ok")], allow_origins=["https://a.test"]
         )
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        self.addCleanup(thread.join, WAIT)
-        self.addCleanup(setattr, server, "should_exit", True)
-        for _ in range(int(WAIT * 100)):
-            if server.started:
-                break
-            threading.Event().wait(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
+        port = serve_app_in_thread(self, app)
         url = f"http://127.0.0.1:{port}/mcp"
         self.assertEqual(_initialize(url, None), 200)
         self.assertEqual(_initialize(url, "https://a.test"), 200)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 import unittest
 from typing import Any
 
@@ -165,19 +163,7 @@ class TestTraceContextOverHTTP(_Case):
     def test_the_client_call_s_span_parents_the_served_one(self) -> None:
         """The client's own execute_tool span (ToolSet.run with a tracer) is the parent of the
         server's, across a real HTTP connection on both eras."""
-        import uvicorn
-
-        app = am.asgi_app(self.tools, tracer=self.server_tracer)
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-        web = uvicorn.Server(config)
-        thread = threading.Thread(target=web.run, daemon=True)
-        thread.start()
-        self.addCleanup(thread.join, WAIT)
-        self.addCleanup(setattr, web, "should_exit", True)
-        deadline = time.monotonic() + WAIT
-        while not web.started and time.monotonic() < deadline:
-            threading.Event().wait(0.01)
-        port = web.servers[0].sockets[0].getsockname()[1]
+        port = base.serve_app_in_thread(self, am.asgi_app(self.tools, tracer=self.server_tracer))
         for era in ERAS:
             with self.subTest(era):
                 self.caller_spans.clear()
