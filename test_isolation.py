@@ -202,6 +202,31 @@ class TestFork(unittest.TestCase):
         os.waitpid(child, 0)
         self.assertEqual(count, b"0")
 
+    def test_a_forked_child_starts_workers_of_its_own(self) -> None:
+        """The thread that starts workers is not copied by fork: the child's first isolated
+        call starts that thread again (it waited forever for one that did not exist)."""
+        root = os.path.dirname(os.path.abspath(__file__))
+        script = textwrap.dedent(f"""
+            import os, sys, warnings
+            sys.path.insert(0, {root!r})
+            import agenttool as at
+            from testdata import isolated_tools as tools
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork from a threaded process
+            t = at.tool(tools.pid, isolated=True)
+            def one():
+                return at.Executor().results([at.Job(t, at.Call("a", {{}}))])[0][0].output
+            parent = one()
+            child = os.fork()
+            if child == 0:
+                print("child", one() not in (parent, str(os.getpid())), flush=True)
+                os._exit(0)
+            os.waitpid(child, 0)
+        """)
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        )
+        self.assertEqual(out.stdout.strip(), "child True", out.stderr)
+
 
 def _process_pool_works() -> bool:
     """Debian's PyPy 7.3.11 ships a ProcessPoolExecutor whose submit() itself raises

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import unittest
 from typing import Any
 
@@ -645,8 +646,9 @@ class TestResultCache(unittest.TestCase):
                     return "ran in the child"
 
                 t = at.new("", "", price, cacheable=True, replay=at.Replay.SAFE)
-                ex = at.Executor(cache=at.ResultCache(journal=at.Journal({path!r})))
-                e = [e for e in ex.execute([at.Job(t, at.Call("c", {{"item": "tea"}}))]) if e.final]
+                ex = at.Executor(journal=at.Journal({path!r}), cache=True)
+                job = at.Job(t, at.Call("c", {{"item": "tea"}}))
+                e = [e for e in ex.execute([job], run="child-turn") if e.final]
                 print(json.dumps([e[0].cached, e[0].result.output]))
             """)
             done = subprocess.run(
@@ -658,10 +660,11 @@ class TestResultCache(unittest.TestCase):
             edited = at.new("", "In cents.", self.price, cacheable=True, replay=at.Replay.SAFE)
             cache = at.ResultCache(journal=journal)
             self.assertFalse(self.finals(at.Executor(cache=cache), edited, {"item": "tea"}).cached)
-            expired = at.ResultCache(ttl=1e-9, journal=journal)
+            expired = at.ResultCache(ttl=0.05, journal=journal)
             self.assertFalse(
                 self.finals(at.Executor(cache=expired), self.tool(), {"item": "milk"}).cached
             )
+            time.sleep(0.1)  # past the entry's ttl: it is not served
             self.assertFalse(
                 self.finals(at.Executor(cache=expired), self.tool(), {"item": "milk"}).cached
             )
