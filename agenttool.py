@@ -10955,8 +10955,9 @@ _run_tracer: contextvars.ContextVar[Any] = contextvars.ContextVar(
 _remote_parent: contextvars.ContextVar[tuple[int, int, int, str] | None] = contextvars.ContextVar(
     "agenttool_remote_parent", default=None
 )
-_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?", re.S)
-_TRACESTATE_MEMBER = re.compile(  # a key (simple, or tenant@system), "=", a value
+# Compiled on first use (re's cache), not at import.
+_TRACEPARENT = r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?"
+_TRACESTATE_MEMBER = (  # a key (simple, or tenant@system), "=", a value
     r"(?:[a-z][a-z0-9_*/-]{0,255}|[a-z0-9][a-z0-9_*/-]{0,240}@[a-z][a-z0-9_*/-]{0,13})"
     r"=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]"
 )
@@ -11025,7 +11026,7 @@ def _trace_parent_of(carrier: Any) -> tuple[int, int, int, str] | None:
     zeros; anything else is None (no parent, never an error).  A ``tracestate`` that breaks
     its grammar (over 32 members, a key twice) is dropped, the parent kept."""
     value = carrier.get("traceparent") if isinstance(carrier, collections.abc.Mapping) else None
-    match = _TRACEPARENT.fullmatch(value) if isinstance(value, str) else None
+    match = re.fullmatch(_TRACEPARENT, value, re.S) if isinstance(value, str) else None
     if match is None:
         return None
     version, trace_id, span_id, flags, rest = match.groups()
@@ -11047,7 +11048,7 @@ def _valid_tracestate(state: Any) -> bool:
     return (
         0 < len(members) <= 32
         and len(keys) == len(members)
-        and all(_TRACESTATE_MEMBER.fullmatch(m) for m in members)
+        and all(re.fullmatch(_TRACESTATE_MEMBER, m) for m in members)
     )
 
 
