@@ -6357,33 +6357,38 @@ def _safe_str(value: object) -> str:
         return _STR_FAILED
 
 
-def _cut_middle(text: str, limit: int, pageable: bool = False) -> str:
+def _cut_middle(text: str, limit: int, handle: str | None = None) -> str:
     """``text`` with at most ``limit`` of its characters: the head and the tail around a
-    marker that says how many characters were cut from the middle (and, when ``pageable``,
-    the ``read_output`` call that reads them)."""
+    marker that says how many characters were cut from the middle (and, with the ``handle``
+    it is kept under, the ``read_output`` call that reads them)."""
     if len(text) <= limit:
         return text
     head = (limit + 1) // 2
     tail = text[len(text) - (limit - head) :] if limit > head else ""
     cut = f"{len(text) - limit} characters cut"
-    if pageable:
-        handle = _pages.put(text, limit)
+    if handle is not None:
         cut += f'; {_READ_OUTPUT}(handle="{handle}", offset={head}) reads them'
     return f"{text[:head]}\n[... {cut} ...]\n{tail}"
 
 
-def _limit_output(result: Result, limit: int, pageable: bool = False) -> Result:
+_Keeper = Callable[[str, int, int], str]
+"""Where a pageable output's cut text is kept: called with the whole text, the limit it was
+cut to and its part's index in the output (-1 for a plain text), it returns the handle."""
+
+
+def _limit_output(result: Result, limit: int, keep: _Keeper | None = None) -> Result:
     """``result`` with its text cut to ``limit`` characters, the uncut output kept as
     ``full_output``; ``result`` itself when nothing needs cutting.  The limit is on all the
     text the model sees from the call, summed over its text parts: parts are kept whole while
-    they fit, the one that crosses the limit is cut in the middle (kept for ``read_output``
-    when ``pageable``), and the text parts after it are replaced by one note saying how many
-    were cut.  Image and file parts are not text: they are not counted and always kept."""
+    they fit, the one that crosses the limit is cut in the middle (given to ``keep`` for
+    ``read_output`` when the tool is pageable), and the text parts after it are replaced by
+    one note saying how many were cut.  Image and file parts are not text: they are not
+    counted and always kept."""
     out = result.output
     if isinstance(out, str):
         if len(out) <= limit:
             return result
-        cut: str | list[Part] = _cut_middle(out, limit, pageable)
+        cut: str | list[Part] = _cut_middle(out, limit, keep(out, limit, -1) if keep else None)
     else:
         texts = [p for p in out if isinstance(p.get("text"), str)]
         if sum(len(p["text"]) for p in texts) <= limit:
@@ -6391,7 +6396,7 @@ def _limit_output(result: Result, limit: int, pageable: bool = False) -> Result:
         left = limit
         kept: list[Part] = []
         dropped = dropped_chars = 0
-        for p in out:
+        for index, p in enumerate(out):
             text = p.get("text")
             if not isinstance(text, str):
                 kept.append(p)
@@ -6402,7 +6407,8 @@ def _limit_output(result: Result, limit: int, pageable: bool = False) -> Result:
                 kept.append(p)
                 left -= len(text)
             else:
-                kept.append({**p, "text": _cut_middle(text, left, pageable)})
+                handle = keep(text, left, index) if keep else None
+                kept.append({**p, "text": _cut_middle(text, left, handle)})
                 left = -1
         if dropped:
             note = (
@@ -6424,11 +6430,19 @@ def error_result(exc: BaseException) -> Result:
 # Opt-in (pageable=True on a tool, Executor(pageable=True) the default for tools that do not set
 # it): when max_output cuts a text, the whole text is kept under a handle the cut marker names,
 # and the companion tool read_output(handle, offset, length) (added by ToolSet.pageable())
-# returns any slice of it, at most the limit it was cut to.  Handles live in one process-wide
-# store: at most 256 texts and 64 Mi characters, each kept an hour after its last read, the least
-# recently used dropped first; a handle that is gone is refused saying so.
+# returns any slice of it, at most the limit it was cut to.  Handles live with the run: a call
+# of a journaled run keeps its handle in the journal, beside the whole output its outcome
+# already stores (read back by a read_output call of any later batch on that journal, after a
+# restart too, until the run is forgotten or pruned); any other call keeps the text in one
+# process-wide store: at most 256 texts and 64 Mi characters, each kept an hour after its last
+# read, the least recently used dropped first.  A handle that is gone is refused saying so.
 
 _READ_OUTPUT = "read_output"
+
+
+def _new_handle() -> str:
+    """A new ``read_output`` handle: random, so no handle can be guessed from another."""
+    return "out_" + os.urandom(8).hex()
 
 
 class _OutputPages:
@@ -6444,11 +6458,12 @@ class _OutputPages:
         )
         self._chars = 0
 
-    def put(self, text: str, limit: int) -> str:
-        """Keep ``text`` (cut to ``limit`` for the model) and return its new handle."""
+    def keep(self, text: str, limit: int, part: int = -1) -> str:
+        """Keep ``text`` (cut to ``limit`` for the model) and return its new handle (a
+        :data:`_Keeper`; the text itself is kept, so its part's index is not needed)."""
         import time
 
-        handle = "out_" + os.urandom(8).hex()
+        handle = _new_handle()
         with self._lock:
             self._texts[handle] = (text, limit, time.monotonic() + self.lifetime)
             self._chars += len(text)
@@ -6467,7 +6482,8 @@ class _OutputPages:
                 raise ToolError(
                     f'no output under handle "{handle}": it was never made, or it is gone'
                     f" (outputs are kept {self.lifetime / 60:g} minutes after their last read,"
-                    f" {self.max_texts} at most)"
+                    f" {self.max_texts} at most; a journaled run's, in a batch on its journal"
+                    " until the run is forgotten)"
                 )
             self._texts[handle] = (entry[0], entry[1], now + self.lifetime)
             self._texts.move_to_end(handle)
@@ -6495,7 +6511,10 @@ def _read_output(handle: str, offset: int = 0, length: int = 0) -> str:
         offset: Where to start, in characters from the start of the whole output
         length: How many characters to read
     """
-    text, limit = _pages.read(handle)
+    scope = _scope.get()
+    journal = scope.journal if scope is not None else None
+    kept = journal.page(handle) if journal is not None else None
+    text, limit = kept if kept is not None else _pages.read(handle)
     if offset < 0 or offset > len(text):
         raise ToolError(f"offset {offset} is outside the output, which has {len(text)} characters")
     length = limit if length <= 0 or length > limit else length
@@ -6725,7 +6744,8 @@ class _Scope:
     async tool must get a loop of its own, and ``host_loop`` that it blocks the host's, where
     an async tool is refused; ``bounds`` are the executor bounds the call runs under (a batch run
     from inside the call on the same executor is bounded on its own instead of waiting for
-    the slot its parent holds).
+    the slot its parent holds); ``journal`` is the journal of the call's run, if it has one
+    (where its ``read_output`` handles live).
     """
 
     __slots__ = (
@@ -6741,6 +6761,7 @@ class _Scope:
         "bounds",
         "inject",
         "workers",
+        "journal",
     )
 
     def __init__(
@@ -6757,6 +6778,7 @@ class _Scope:
         bounds: _Bounds | None = None,
         workers: Any = None,
         host_loop: bool = False,
+        journal: Journal | None = None,
     ) -> None:
         self.call = call
         self.tool = tool
@@ -6770,6 +6792,7 @@ class _Scope:
         self.host_loop = host_loop
         self.bounds = bounds
         self.workers = workers  # Executor(workers=...): where isolated tools run, if not ours
+        self.journal = journal
 
 
 _scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
@@ -9989,6 +10012,7 @@ class _JobState:
         "followed",
         "intended",
         "replayed",
+        "pages",
     )
 
     def __init__(self, index: int, batch: _Batch, alone: bool, resource: str) -> None:
@@ -10015,6 +10039,7 @@ class _JobState:
         self.followed = False  # the next call of its chain has been offered (or is waiting)
         self.intended = False  # its intent is in the run's journal: its outcome goes there
         self.replayed = False  # its outcome came from the journal: its tool did not run
+        self.pages: list[tuple[str, int, int]] = []  # journaled read_output handles (_keeper)
 
     def emit(self, result: Result) -> None:
         """A progress update.  A consumer that keeps up gets every one; for a slower one the
@@ -10041,7 +10066,7 @@ class _JobState:
             self.finished = True
         journal = self.batch.journal
         if journal is not None and self.intended:
-            journal.outcome(self.batch.jobs[self.index].call.id, result, error)
+            journal.outcome(self.batch.jobs[self.index].call.id, result, error, self.pages)
         self.batch.post(Event(self.index, True, result, error, self.cached, self.replayed))
         return True
 
@@ -11544,6 +11569,12 @@ class Journal:
                     " ns TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run, call_id, seq))",
                     (),
                 ),
+                (  # read_output handles: a part (-1: the whole text) of a call's full_output
+                    "CREATE TABLE IF NOT EXISTS agenttool_pages (handle TEXT PRIMARY KEY,"
+                    " run TEXT NOT NULL, call_id TEXT NOT NULL, part INTEGER NOT NULL,"
+                    " cut_to INTEGER NOT NULL)",
+                    (),
+                ),
             ]
         )
 
@@ -11646,10 +11677,17 @@ class Journal:
         }
 
     def outcome(
-        self, run: str, call_id: str, outcome: dict[str, Any], status: str = "done"
+        self,
+        run: str,
+        call_id: str,
+        outcome: dict[str, Any],
+        status: str = "done",
+        pages: Sequence[tuple[str, int, int]] = (),
     ) -> None:
-        """Make the call's outcome (a JSON object) durable; one over ``max_outcome`` bytes
-        raises JournalError naming its size (SQLite's own limit on a value is 1 GB)."""
+        """Make the call's outcome (a JSON object) durable, with the ``read_output`` handles
+        of its cut text (handle, the part of its ``full_output`` or -1, the limit it was cut
+        to); one over ``max_outcome`` bytes raises JournalError naming its size (SQLite's own
+        limit on a value is 1 GB)."""
         text = json.dumps(outcome, ensure_ascii=False, sort_keys=True)
         size = len(text.encode("utf-8"))
         if size > self.max_outcome:
@@ -11663,9 +11701,39 @@ class Journal:
                     "UPDATE agenttool_calls SET status = ?, outcome = ?"
                     " WHERE run = ? AND call_id = ?",
                     (status, text, run, call_id),
-                )
+                ),
+                *(  # an earlier attempt's handles go with the output they read
+                    [("DELETE FROM agenttool_pages WHERE run = ? AND call_id = ?", (run, call_id))]
+                    if pages
+                    else []
+                ),
+                *(
+                    (
+                        "INSERT INTO agenttool_pages (handle, run, call_id, part, cut_to)"
+                        " VALUES (?, ?, ?, ?, ?)",
+                        (handle, run, call_id, part, cut_to),
+                    )
+                    for handle, part, cut_to in pages
+                ),
             ]
         )
+
+    def page(self, handle: str) -> tuple[str, int] | None:
+        """The whole text a ``read_output`` handle names and the limit it was cut to, from
+        its call's stored outcome; None when the journal has no such handle."""
+        rows = self._read(
+            "SELECT p.part, p.cut_to, c.outcome FROM agenttool_pages p JOIN agenttool_calls c"
+            " ON c.run = p.run AND c.call_id = p.call_id WHERE p.handle = ?",
+            (handle,),
+        )
+        if not rows or rows[0][2] is None:
+            return None
+        part, cut_to, outcome = int(rows[0][0]), int(rows[0][1]), json.loads(rows[0][2])
+        whole = outcome.get("full_output")
+        if part >= 0:
+            parts = whole if isinstance(whole, list) else []
+            whole = parts[part].get("text") if part < len(parts) else None
+        return (whole, cut_to) if isinstance(whole, str) else None
 
     def cached(self, key: str) -> dict[str, Any] | None:
         """The outcome a result cache stored under ``key``, or None (absent or expired)."""
@@ -11780,9 +11848,10 @@ class Journal:
         ]
 
     def forget(self, run: str) -> None:
-        """Delete ``run``, its calls and their records."""
+        """Delete ``run``, its calls, their records and their ``read_output`` handles."""
         self._write(
             [
+                ("DELETE FROM agenttool_pages WHERE run = ?", (run,)),
                 ("DELETE FROM agenttool_records WHERE run = ?", (run,)),
                 ("DELETE FROM agenttool_calls WHERE run = ?", (run,)),
                 ("DELETE FROM agenttool_runs WHERE run = ?", (run,)),
@@ -12041,11 +12110,18 @@ class _RunJournal:
         got = self.journal.intent(self.run, asked.id, name, self.definition(t), args, approval)
         return str(got["key"])
 
-    def outcome(self, call_id: str, result: Result | None, error: BaseException | None) -> None:
-        """Make the call's outcome durable before its final event; a failure is logged and
-        the result still goes out (the tool ran; a resume will ask the host)."""
+    def outcome(
+        self,
+        call_id: str,
+        result: Result | None,
+        error: BaseException | None,
+        pages: Sequence[tuple[str, int, int]] = (),
+    ) -> None:
+        """Make the call's outcome durable before its final event, with the ``read_output``
+        handles of its cut output; a failure is logged and the result still goes out (the
+        tool ran; a resume will ask the host)."""
         try:
-            self.journal.outcome(self.run, call_id, _stored(result, error))
+            self.journal.outcome(self.run, call_id, _stored(result, error), pages=pages)
         except Exception as exc:  # noqa: BLE001 - see the docstring
             _log(_ERROR, f'run "{self.run}": the outcome of call "{call_id}" was not saved', exc)
 
@@ -12494,7 +12570,7 @@ class Executor:
             returned = job.tool.execute(call)
         except BaseException as exc:  # noqa: BLE001 - SystemExit too: the job's failure
             return None, self._shown(self._failure(name, exc), name, limit)
-        result, error = self._complete_job(name, returned, limit, self._pageable(job.tool))
+        result, error = self._complete_job(name, returned, limit, self._keeper(s, job.tool))
         if key is not None and result is not None and self._result_cache is not None:
             self._result_cache.put(key, result)
         return result, error if error is None else self._shown(error, name, limit)
@@ -12555,7 +12631,7 @@ class Executor:
             return None, _says(Cancelled(f'call "{job.call.id}" was cancelled'))
         except BaseException as exc:  # noqa: BLE001 - the job's failure
             return None, self._shown(self._failure(name, exc), name, limit)
-        result, error = self._complete_job(name, done, limit, self._pageable(job.tool))
+        result, error = self._complete_job(name, done, limit, self._keeper(s, job.tool))
         if error is not None:
             return None, self._shown(error, name, limit)
         if key is not None and result is not None and cache is not None:
@@ -12601,6 +12677,7 @@ class Executor:
             bounds=batch.bounds,
             inject=self.inject,
             workers=self.workers,
+            journal=None if journal is None else journal.journal,
         )
         _scope.set(scope)  # in the job's own copy of the context, dropped with it
         # the call as the model wrote it: its identity in the journal, whatever runs instead
@@ -12693,22 +12770,33 @@ class Executor:
         except Exception:  # noqa: BLE001 - arguments it cannot read run and fail as usual
             return None
 
-    def _pageable(self, t: Tool) -> bool:
-        """Whether a cut output of ``t`` is kept for ``read_output``: its own ``pageable``,
-        else this executor's default."""
+    def _keeper(self, s: _JobState, t: Tool) -> _Keeper | None:
+        """Where a cut output of the job's tool is kept for ``read_output``: nowhere unless it
+        is pageable (its own ``pageable``, else this executor's default); in the run's journal,
+        with the job's outcome, when the job is journaled; else in the process's store."""
         own = getattr(t, "pageable", None)
-        return own if isinstance(own, bool) else self.pageable
+        if not (own if isinstance(own, bool) else self.pageable):
+            return None
+        if not s.intended:
+            return _pages.keep
+
+        def keep(text: str, limit: int, part: int) -> str:
+            handle = _new_handle()
+            s.pages.append((handle, part, limit))
+            return handle
+
+        return keep
 
     @staticmethod
     def _complete_job(
-        name: str, result: Any, limit: int | None, pageable: bool = False
+        name: str, result: Any, limit: int | None, keep: _Keeper | None = None
     ) -> tuple[Result | None, BaseException | None]:
         """Step 3: the tool's result checked, and cut to ``limit`` characters."""
         if not isinstance(result, Result):
             if inspect.isawaitable(result):  # an async execute nobody will await
                 _close_unawaited(result)
             return None, TypeError(f'tool "{name}" returned {type(result).__name__}, not a Result')
-        return (_limit_output(result, limit, pageable) if limit else result), None
+        return (_limit_output(result, limit, keep) if limit else result), None
 
     @staticmethod
     def _internal_failure(batch: _Batch, s: _JobState, exc: BaseException) -> BaseException:

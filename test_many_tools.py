@@ -363,18 +363,18 @@ class TestPageableOutputs(unittest.TestCase):
 
     def test_the_store_is_bounded_in_count_and_characters(self) -> None:
         pages = at._OutputPages(max_texts=2, max_chars=100, lifetime=3600.0)
-        first, second, third = (pages.put("x" * 10, 5) for _ in range(3))
+        first, second, third = (pages.keep("x" * 10, 5) for _ in range(3))
         with self.assertRaisesRegex(at.ToolError, "it is gone"):
             pages.read(first)
         self.assertEqual(pages.read(third), ("x" * 10, 5))
         pages.read(second)  # read last: the third is now the least recently read
-        pages.put("y" * 95, 5)
+        pages.keep("y" * 95, 5)
         with self.assertRaisesRegex(at.ToolError, "it is gone"):
             pages.read(third)
 
     def test_a_text_is_kept_for_its_lifetime_after_its_last_read(self) -> None:
         pages = at._OutputPages(max_texts=8, max_chars=100, lifetime=0.0)
-        handle = pages.put("text", 2)
+        handle = pages.keep("text", 2)
         with self.assertRaisesRegex(at.ToolError, "gone"):
             pages.read(handle)
 
@@ -406,6 +406,78 @@ class TestPageableOutputs(unittest.TestCase):
     def test_pageable_refuses_a_second_read_output(self) -> None:
         with self.assertRaisesRegex(ValueError, 'already named "read_output"'):
             self.tools.pageable()
+
+
+class TestPagesLiveWithTheRun(unittest.TestCase):
+    """A journaled call's read_output handles live in its run's journal: read by a later
+    batch on that journal, in another process too, until the run is forgotten."""
+
+    def setUp(self) -> None:
+        import tempfile
+
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "agent.db")
+        self.journal = at.Journal(self.path)
+
+    def tearDown(self) -> None:
+        self.journal.close()
+        self.dir.cleanup()
+
+    def read(self, handle: str, offset: int, run: str, journal: at.Journal | None) -> str:
+        tools = at.ToolSet([]).pageable()
+        args = {"handle": handle, "offset": offset}
+        items = [call("read_output", args, "r")]
+        out = tools.run(items, journal=journal, run=run) if journal else tools.run(items)
+        return str(out[0]["output"])
+
+    def test_a_handle_is_read_after_the_process_that_cut_it_is_gone(self) -> None:
+        import subprocess
+        import sys
+
+        child = (
+            "import json, sys, agenttool as at\n"
+            f"text = {ALPHABET!r}\n"
+            "t = at.new('big', '', lambda: text, max_output=40, pageable=True)\n"
+            "item = {'type': 'function_call', 'call_id': 'c1', 'name': 'big', 'arguments': '{}'}\n"
+            "out = at.ToolSet([t]).run([item], journal=at.Journal(sys.argv[1]), run='turn-1')\n"
+            "print(out[0]['output'])\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", child, self.path],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        handle, offset = _cut(done.stdout)
+        middle = self.read(handle, offset, "turn-2", self.journal)
+        self.assertEqual(
+            middle, ALPHABET[20:60] + "\n[characters 20 to 60 of 200; 140 more from offset 60]"
+        )
+        # the run's outcome replays with the same handle, which still reads
+        again = at.ToolSet([at.new("big", "", lambda: "", max_output=40, pageable=True)]).run(
+            [call("big", {})], journal=self.journal, run="turn-1"
+        )
+        self.assertEqual(again[0]["output"], done.stdout[:-1])
+        self.assertIn("the end", self.read(handle, 190, "turn-3", self.journal))
+
+    def test_a_cut_part_is_read_on_its_journal_only_and_until_its_run_is_forgotten(self) -> None:
+        def parts() -> at.Result:
+            head = {"type": "input_text", "text": "head"}
+            return at.parts(head, {"type": "input_text", "text": ALPHABET})
+
+        tools = at.ToolSet([at.new("", "", parts, max_output=40, pageable=True)])
+        out = tools.run([call("parts", {})], journal=self.journal, run="turn-1")[0]["output"]
+        handle, offset = _cut(out[1]["text"])
+        self.assertEqual(offset, 18)
+        page = self.read(handle, offset, "turn-2", self.journal)
+        self.assertTrue(page.startswith(ALPHABET[18:54] + "\n["), page)
+        elsewhere = self.read(handle, offset, "", None)  # a batch on no journal
+        self.assertIn(f'no output under handle "{handle}"', elsewhere)
+        self.assertIn("a journaled run's, in a batch on its journal", elsewhere)
+        self.journal.forget("turn-1")
+        self.assertIn("it is gone", self.read(handle, offset, "turn-3", self.journal))
 
 
 class _Captured(list):  # type: ignore[type-arg]
