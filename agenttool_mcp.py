@@ -1015,7 +1015,7 @@ async def _call_tool(
             f'unknown tool "{params.name}"; the tools are: {", ".join(names) or "none"}'
         )
     if sealed is not None:
-        args = sealed[0]
+        args = sealed[0]  # the sealed arguments, not the request's: the answers are theirs
     else:
         args = params.arguments if params.arguments is not None else {}
         if getattr(entry.tool, "lenient", None) is True:  # a lenient tool stays so when served
