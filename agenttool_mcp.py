@@ -1229,10 +1229,12 @@ def _question_id(question: at.Elicitation) -> str:
 
 
 def _b64url(data: bytes) -> str:
+    """``data`` in unpadded base64url: text a requestState carries as it is."""
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def _state_mac(key: bytes, signed: str) -> str:
+    """The HMAC-SHA256 under ``key`` of a sealed requestState's text before its MAC."""
     return _b64url(hmac.new(key, signed.encode("ascii"), hashlib.sha256).digest())
 
 
