@@ -29,11 +29,14 @@ Copyright (c) 2026 the agenttool authors.  MIT licence (see LICENSE).
 
 from __future__ import annotations
 
+import base64
 import builtins
 import contextlib
 import contextvars
 import dataclasses
 import functools
+import hashlib
+import hmac
 import itertools
 import json
 import os
@@ -661,6 +664,10 @@ class _Run:
         self.key = ""
         self.question: at.Elicitation | None = None
         self.abandon: asyncio.TimerHandle | None = None
+        # questions on any worker: the sealed record this run resumes (empty for a new call),
+        # and whether its questions are sealed rather than parked (decided at its first one)
+        self.sealed = _Sealed([], [])
+        self.resumable: bool | None = None
 
     def start(self) -> None:
         # the core's pool of worker threads, which the executor's batches use too
@@ -691,6 +698,9 @@ class _Run:
     def _elicit(self, question: at.Elicitation) -> at.Answer:
         import concurrent.futures
 
+        replayed = self.sealed.replay(question)
+        if replayed is not None:  # a re-run asking again what the client answered already
+            return _checked_answer(replayed, question)
         answer: concurrent.futures.Future[at.Answer] = concurrent.futures.Future()
         with self.lock:
             if self.cancel.is_set():
@@ -709,14 +719,10 @@ class _Run:
         fut, self.open = self.open, None
         if fut is None or fut.done():
             return
-        if question is not None and answer.action == at.Action.ACCEPT and question.schema:
-            try:
-                _compile(question.schema).validate(answer.content or {})
-            except Exception as exc:
-                reason = str(exc).removeprefix("invalid arguments: ")
-                fut.set_exception(ValueError(f"the answer does not fit the question: {reason}"))
-                return
-        fut.set_result(answer)
+        try:
+            fut.set_result(_checked_answer(answer, question))
+        except ValueError as exc:
+            fut.set_exception(exc)
 
     def stop(self) -> None:
         """Cancel the tool (cooperatively) and answer CANCEL to any question it waits on."""
@@ -729,6 +735,18 @@ class _Run:
         self.open = None
         if self.abandon is not None:
             self.abandon.cancel()
+
+
+def _checked_answer(answer: at.Answer, question: at.Elicitation | None) -> at.Answer:
+    """``answer``, once an accepted form is checked against the question's schema; a ValueError
+    saying why it does not fit (the tool's ``elicit`` raises it)."""
+    if question is not None and answer.action == at.Action.ACCEPT and question.schema:
+        try:
+            _compile(question.schema).validate(answer.content or {})
+        except Exception as exc:
+            reason = str(exc).removeprefix("invalid arguments: ")
+            raise ValueError(f"the answer does not fit the question: {reason}") from None
+    return answer
 
 
 class _ServerState:
@@ -765,6 +783,7 @@ class _ServerState:
         ] = weakref.WeakKeyDictionary()
         self.bus = _ThreadBus()
         self.pending: dict[str, _Run] = {}
+        self.state_key: bytes | None = None  # seals the requestState of SAFE calls' questions
 
 
 @functools.cache
@@ -790,12 +809,16 @@ def _answer_facts(t: at.Tool, args: Any, errors: at.ErrorPolicy) -> dict[str, An
             answer["facts"] = facts.to_json()
     except Exception as exc:
         answer["error"] = at.error_message(at._policy_error(exc, errors, t.name))
-    try:
-        safe = at.replay_of(t, args) is at.Replay.SAFE
-    except Exception:
-        safe = False
-    answer["replay"] = "safe" if safe else "unknown"
+    answer["replay"] = "safe" if _replay_is_safe(t, args) else "unknown"
     return answer
+
+
+def _replay_is_safe(t: at.Tool, args: Any) -> bool:
+    """Whether ``t`` answers SAFE for running this call again (a failing answer is no)."""
+    try:
+        return at.replay_of(t, args) is at.Replay.SAFE
+    except Exception:
+        return False
 
 
 def build_server(
@@ -814,6 +837,7 @@ def build_server(
     tracer: Any = None,
     max_tasks: int = 64,
     task_ttl: float = 3600.0,
+    state_key: str | bytes | None = None,
 ) -> Server[Any]:
     """Build the SDK's low-level MCP server for ``tools``.
 
@@ -827,6 +851,17 @@ def build_server(
     ``max_waiting`` calls wait for answers on the server (the era has no session to count
     by), and a call asking beyond that ends with an error saying so.  A waiting call holds
     its tool's thread and its batch's, neither counted against the pool's thread cap.
+
+    ``state_key`` (at least 32 bytes of secret, shared by every worker) lets any worker take
+    the answers: a 2026-07-28 question of a tool whose replay is SAFE for the call's arguments
+    (:func:`agenttool.replay_of`) then carries the whole call in its ``requestState``, sealed
+    with HMAC-SHA256 under the key; the run stops, holding no thread and no ``max_waiting``
+    place, and the answered call re-runs the tool from the top on whichever worker it
+    reaches, each earlier question answered from the sealed answers (CANCEL for a question
+    that is not the one asked at its place before) and the newest from the client.  A sealed
+    state expires ``abandon_after`` seconds after it was issued; one altered, forged or
+    expired is refused with JSON-RPC -32602.  Other tools' questions wait in the worker that
+    asked them, as without a key.
     ``version`` defaults to agenttool's own; ``inject`` gives the tools' ``Inject("key")``
     parameters their values, as ``Executor(inject=...)`` does.  ``errors`` is the error policy, as
     ``agenttool.Executor`` takes it (``"redacted"`` keeps a tool's own exception text from
@@ -851,6 +886,7 @@ def build_server(
         tools, recorder, page_size, max_requests, abandon_after, errors, max_waiting, inject
     )
     state.tracer = tracer
+    state.state_key = _state_key(state_key)
     state.max_tasks = _positive_count("max_tasks", max_tasks)
     state.task_ttl = _task_ttl(task_ttl)
     server = _server_class()(
@@ -961,27 +997,16 @@ async def _list_tools(
 async def _call_tool(
     state: _ServerState, ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
 ) -> mt.CallToolResult | mt.InputRequiredResult | dict[str, Any]:
-    """``tools/call``: a new call checked and started, or a parked one resumed, then driven."""
+    """``tools/call``: a new call checked and started, a parked one resumed, or a sealed one
+    run again from the top with its answers, then driven."""
     import asyncio
 
+    sealed: tuple[Any, _Sealed] | None = None
     if params.request_state:
-        with state.lock:
-            run = state.pending.pop(params.request_state, None)
-        if run is None or run.entry.tool.name != params.name:
-            from mcp.shared.exceptions import MCPError
-
-            # an unknown state (tampered, expired, answered already, another worker's) is the
-            # client's invalid parameter, as the 2026-07-28 revision says: a JSON-RPC error
-            raise MCPError(
-                -32602,
-                f'agenttool_mcp: tool "{params.name}": the call these answers belong to is '
-                "no longer waiting for them (requestState unknown here); call the tool again",
-            )
-        if run.abandon is not None:
-            run.abandon.cancel()
-        response = (params.input_responses or {}).get(run.key)
-        run.answer_open(_answer_of(response), run.question)
-        return await _drive(state, ctx, run)
+        if state.state_key is not None and params.request_state.startswith(_SEALED_PREFIX):
+            sealed = _unseal_call(state, params)
+        else:
+            return await _resume_parked(state, ctx, params)
     with state.lock:
         entry = state.entries.get(params.name)
         names = list(state.entries)
@@ -989,14 +1014,23 @@ async def _call_tool(
         return _error_result(
             f'unknown tool "{params.name}"; the tools are: {", ".join(names) or "none"}'
         )
-    args = params.arguments if params.arguments is not None else {}
-    if getattr(entry.tool, "lenient", None) is True:  # a lenient tool stays so when served
-        args = at._lenient_args(entry.tool.parameters or at.NO_ARGS, args)
+    if sealed is not None:
+        args = sealed[0]  # the sealed arguments, not the request's: the answers are theirs
+    else:
+        args = params.arguments if params.arguments is not None else {}
+        if getattr(entry.tool, "lenient", None) is True:  # a lenient tool stays so when served
+            args = at._lenient_args(entry.tool.parameters or at.NO_ARGS, args)
     try:
         entry.validator.validate(args)
     except Exception as exc:
         return _error_result(at.error_message(exc))
-    as_task = _as_task(ctx, entry)
+    if sealed is not None and not await asyncio.to_thread(_replay_is_safe, entry.tool, args):
+        return _error_result(
+            f'agenttool_mcp: tool "{entry.tool.name}" cannot take these answers here: its '
+            "replay is not SAFE for these arguments on this server, and answers reach a call "
+            "anywhere only by running it again; call the tool again"
+        )
+    as_task = sealed is None and _as_task(ctx, entry)
     call = at.Call(id=f"mcp_{next(state.ids)}", args=args)
     run = _Run(
         entry,
@@ -1007,6 +1041,8 @@ async def _call_tool(
         state.inject,
         state.tracer,
     )
+    if sealed is not None:
+        run.sealed, run.resumable = sealed[1], True
     _session_var.set(ctx.session)
     _request_var.set(ctx)
     at._continue_trace(params.meta)  # the caller's span, the parent of the call's
@@ -1016,10 +1052,41 @@ async def _call_tool(
     return await _drive(state, ctx, run)
 
 
+async def _resume_parked(
+    state: _ServerState, ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
+) -> mt.CallToolResult | mt.InputRequiredResult:
+    """Answers for a call parked in this worker: its open question answered, then driven on."""
+    assert params.request_state is not None
+    with state.lock:
+        run = state.pending.pop(params.request_state, None)
+    if run is None or run.entry.tool.name != params.name:
+        from mcp.shared.exceptions import MCPError
+
+        hint = ""
+        if params.request_state.startswith(_SEALED_PREFIX):
+            hint = (
+                "; it was sealed by a server with a state key, and this one has none (give "
+                "every worker the same AGENTTOOL_MCP_STATE_KEY)"
+            )
+        # an unknown state (tampered, expired, answered already, another worker's) is the
+        # client's invalid parameter, as the 2026-07-28 revision says: a JSON-RPC error
+        raise MCPError(
+            -32602,
+            f'agenttool_mcp: tool "{params.name}": the call these answers belong to is '
+            f"no longer waiting for them (requestState unknown here{hint}); call the tool again",
+        )
+    if run.abandon is not None:
+        run.abandon.cancel()
+    response = (params.input_responses or {}).get(run.key)
+    run.answer_open(_answer_of(response), run.question)
+    return await _drive(state, ctx, run)
+
+
 async def _drive(
     state: _ServerState, ctx: ServerRequestContext[Any, Any], run: _Run
 ) -> mt.CallToolResult | mt.InputRequiredResult:
-    """Relay a run's progress and questions to the client until its result or it is parked."""
+    """Relay a run's progress and questions to the client until its result, or until a
+    2026-07-28 question is sent (the run parked here, or stopped with the call sealed)."""
     import mcp.types as mt
 
     parked = False
@@ -1040,10 +1107,14 @@ async def _drive(
             from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
             if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                reply = _park(state, run, question)
+                reply: mt.CallToolResult | mt.InputRequiredResult | None
+                if await _resumable(state, run):
+                    reply = _seal_question(state, run, question)  # the run is stopped below
+                else:
+                    reply = _park(state, run, question)
+                    parked = isinstance(reply, mt.InputRequiredResult)
                 if reply is None:
                     continue
-                parked = isinstance(reply, mt.InputRequiredResult)
                 return reply
             try:
                 answer = await _elicit_legacy(ctx, question)
@@ -1087,6 +1158,200 @@ def _park(
     return mt.InputRequiredResult(
         input_requests={run.key: mt.ElicitRequest(params=_elicit_params(question))},
         request_state=token,
+    )
+
+
+# Questions on any worker.  With a state key (build_server's state_key, AGENTTOOL_MCP_STATE_KEY
+# for asgi_app and the command line), a 2026-07-28 question of a call whose replay is SAFE is
+# not parked: its requestState is the call itself, sealed, and the run stops.  The answered
+# call runs the tool again from the top on whatever worker it reaches; its questions are
+# answered in order from the sealed answers while each is the question asked at that place
+# before (CANCEL for one that is not: its answer was given to another question), and the
+# first question past them goes to the client sealed again.  A tool whose replay is not SAFE
+# must not run twice, so its questions stay parked with their worker.
+#
+# The token: "at1." + base64url(payload) + "." + base64url(HMAC-SHA256(key, all before the
+# last ".")); the payload is the compact JSON {"tool", "args", "asked": [question digests],
+# "answers": [[action, content]], "expires": unix seconds}, readable by the client (it holds
+# its own answers) and tamper-evident, never secret.
+
+_SEALED_PREFIX = "at1."  # a sealed requestState, version 1 of its format
+_STATE_KEY_MIN = 32  # bytes: the SDK's own request-state keys want as many
+
+
+def _state_key(value: str | bytes | None) -> bytes | None:
+    """``build_server``'s ``state_key`` as the HMAC key (``None``: no key), or an error naming
+    the option when it is not text or bytes, or shorter than 32 bytes."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, bytes)):
+        raise TypeError(
+            f"agenttool_mcp: state_key must be str or bytes, not {type(value).__name__}"
+        )
+    key = value.encode() if isinstance(value, str) else bytes(value)
+    if len(key) < _STATE_KEY_MIN:
+        raise ValueError(
+            f"agenttool_mcp: state_key must be at least {_STATE_KEY_MIN} bytes of secret "
+            f'randomness, not {len(key)} (make one with: python -c "import secrets; '
+            'print(secrets.token_urlsafe(32))")'
+        )
+    return key
+
+
+class _Sealed:
+    """The questions a sealed call put to the client (``asked``: each one's digest, in order)
+    and the answers it got (``answers``: as many once the newest came back), which a re-run
+    of the call takes in order (``replay``)."""
+
+    def __init__(self, asked: list[str], answers: list[at.Answer]) -> None:
+        self.asked = asked
+        self.answers = answers
+        self.position = 0  # how many questions the re-run asked so far
+
+    def replay(self, question: at.Elicitation) -> at.Answer | None:
+        """The re-run's next question answered from the sealed answers: as the client
+        answered it when it is the question asked at this place before, else CANCEL; ``None``
+        past the sealed answers (that question goes to the client)."""
+        if self.position >= len(self.answers):
+            return None
+        place = self.position
+        self.position += 1
+        if _question_id(question) != self.asked[place]:
+            return at.Answer(at.Action.CANCEL)
+        return self.answers[place]
+
+
+def _question_id(question: at.Elicitation) -> str:
+    """A question's digest (message, schema, URL): a re-run's question is the one sealed at
+    its place when the digests are equal."""
+    text = at._dumps([question.message, question.schema, question.url])
+    return _b64url(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16])
+
+
+def _b64url(data: bytes) -> str:
+    """``data`` in unpadded base64url: text a requestState carries as it is."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _state_mac(key: bytes, signed: str) -> str:
+    """The HMAC-SHA256 under ``key`` of a sealed requestState's text before its MAC."""
+    return _b64url(hmac.new(key, signed.encode("ascii"), hashlib.sha256).digest())
+
+
+def _seal(key: bytes, payload: dict[str, Any]) -> str:
+    """``payload`` as a sealed requestState: its compact JSON with an HMAC-SHA256 under ``key``."""
+    signed = _SEALED_PREFIX + _b64url(at._dumps(payload).encode("utf-8", "surrogatepass"))
+    return f"{signed}.{_state_mac(key, signed)}"
+
+
+def _unseal(key: bytes, token: str) -> dict[str, Any] | None:
+    """The payload of a requestState this key sealed, ``None`` for any other text."""
+    signed, dot, mac = token.rpartition(".")
+    if not dot or not token.isascii() or not signed.startswith(_SEALED_PREFIX):
+        return None
+    if not hmac.compare_digest(mac, _state_mac(key, signed)):
+        return None
+    body = signed[len(_SEALED_PREFIX) :]
+    try:
+        payload = at._loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except Exception:  # pragma: no cover - only a holder of the key could seal such a text
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _sealed_call(payload: dict[str, Any] | None) -> tuple[str, Any, _Sealed, float] | None:
+    """A sealed payload's tool name, arguments, questions and answers, and expiry; ``None``
+    when it is not of the shape ``_seal_question`` writes."""
+    if payload is None:
+        return None
+    try:
+        tool, args, asked = payload["tool"], payload["args"], payload["asked"]
+        answers = [at.Answer(at.Action(a), c) for a, c in payload["answers"]]
+        expires = float(payload["expires"])
+    except (KeyError, TypeError, ValueError):  # pragma: no cover - sealed by a key holder
+        return None
+    if not isinstance(tool, str) or not isinstance(asked, list) or len(asked) != len(answers) + 1:
+        return None  # pragma: no cover - as above
+    return tool, args, _Sealed(asked, answers), expires
+
+
+def _unseal_call(state: _ServerState, params: mt.CallToolRequestParams) -> tuple[Any, _Sealed]:
+    """The arguments and answers a sealed requestState carries for the tool called, the
+    newest answer read from the request's ``inputResponses``; JSON-RPC -32602 (the client's
+    invalid parameter, as for an unknown state) when it does not verify, names another tool
+    or has expired."""
+    import time
+
+    from mcp.shared.exceptions import MCPError
+
+    assert state.state_key is not None and params.request_state is not None
+    name = params.name
+    sealed = _sealed_call(_unseal(state.state_key, params.request_state))
+    if sealed is None:
+        raise MCPError(
+            -32602,
+            f'agenttool_mcp: tool "{name}": the requestState does not verify under this '
+            "server's state key (altered, forged, or sealed under another key); call the "
+            "tool again",
+        )
+    tool, args, record, expires = sealed
+    if tool != name:
+        raise MCPError(
+            -32602,
+            f'agenttool_mcp: tool "{name}": the requestState belongs to a call of another tool '
+            f"({json.dumps(tool, ensure_ascii=False)}); call the tool again",
+        )
+    late = time.time() - expires
+    if late >= 0:
+        raise MCPError(
+            -32602,
+            f'agenttool_mcp: tool "{name}": the requestState expired {late:.0f} s ago (a '
+            "question's answers are taken for abandon_after seconds); call the tool again",
+        )
+    response = (params.input_responses or {}).get(f"elicit_{len(record.asked)}")
+    record.answers.append(_answer_of(response))
+    return args, record
+
+
+async def _resumable(state: _ServerState, run: _Run) -> bool:
+    """Whether a run's questions are sealed for any worker to resume (the server has a state
+    key and the tool's replay is SAFE for the call) rather than parked here; decided at its
+    first question, in a worker thread since ``replay`` is the tool's own code."""
+    import asyncio
+
+    if run.resumable is None:
+        run.resumable = state.state_key is not None and await asyncio.to_thread(
+            _replay_is_safe, run.entry.tool, run.call.args
+        )
+    return run.resumable
+
+
+def _seal_question(
+    state: _ServerState, run: _Run, question: at.Elicitation
+) -> mt.InputRequiredResult | None:
+    """A resumable run's question as the client's input request, the whole call sealed in
+    its requestState (the tool, its arguments, the questions and answers so far, an expiry
+    ``abandon_after`` seconds on); the caller stops the run, so nothing waits here.  ``None``
+    (answered CANCEL) past ``max_requests`` questions put to the client."""
+    import time
+
+    import mcp.types as mt
+
+    assert state.state_key is not None
+    if len(run.sealed.asked) >= state.max_requests:
+        run.answer_open(at.Answer(at.Action.CANCEL))
+        return None
+    asked = [*run.sealed.asked, _question_id(question)]
+    payload = {
+        "tool": run.entry.tool.name,
+        "args": run.call.args,
+        "asked": asked,
+        "answers": [[a.action.value, a.content] for a in run.sealed.answers],
+        "expires": round(time.time() + state.abandon_after, 3),
+    }
+    return mt.InputRequiredResult(
+        input_requests={f"elicit_{len(asked)}": mt.ElicitRequest(params=_elicit_params(question))},
+        request_state=_seal(state.state_key, payload),
     )
 
 
@@ -1951,6 +2216,7 @@ def serve(
     max_waiting: int = 64,
     max_tasks: int = 64,
     task_ttl: float = 3600.0,
+    state_key: str | bytes | None = None,
 ) -> None:
     """Serve ``tools`` over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
@@ -1976,6 +2242,7 @@ def serve(
         max_waiting=max_waiting,
         max_tasks=max_tasks,
         task_ttl=task_ttl,
+        state_key=state_key,
     )
     if transport == "stdio":
         import anyio
@@ -2000,7 +2267,8 @@ def asgi_app(
     it, ``AGENTTOOL_MCP_TARGET`` names it.  Stateless, so any worker serves any request: the
     2026-07-28 era is stateless already, and legacy requests carry no session (list changes
     are not pushed).  ``allow_origins`` defaults to ``AGENTTOOL_MCP_ALLOW_ORIGINS``
-    (comma-separated); ``options`` go to :func:`build_server`.
+    (comma-separated) and ``state_key`` to ``AGENTTOOL_MCP_STATE_KEY`` (questions of SAFE
+    tools answered on any worker); ``options`` go to :func:`build_server`.
     """
     if target is None:
         target = os.environ.get("AGENTTOOL_MCP_TARGET", "")
@@ -2010,6 +2278,8 @@ def asgi_app(
     if allow_origins is None:
         listed = os.environ.get("AGENTTOOL_MCP_ALLOW_ORIGINS", "")
         allow_origins = [o.strip() for o in listed.split(",") if o.strip()]
+    if options.get("state_key") is None:
+        options["state_key"] = _env_state_key()
     server = build_server(tools, **options)
     return _http_app(server, allow_origins=allow_origins, stateless=True)
 
@@ -4028,6 +4298,12 @@ def _print_output(result: at.Result, out: TextIO) -> None:
         out.write(json.dumps(result.output) + "\n")
 
 
+def _env_state_key() -> str | None:
+    """``AGENTTOOL_MCP_STATE_KEY``, the state key the workers share (``None`` when unset or
+    empty); read from the environment so that it never shows in a process list."""
+    return os.environ.get("AGENTTOOL_MCP_STATE_KEY") or None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agenttool_mcp serve|list|call ...``; returns the exit code."""
     import argparse
@@ -4080,7 +4356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _cli_serve(ns: Any, command: list[str], parser: Any) -> int:
-    """``serve TARGET [--http HOST:PORT]``: serve the target's tools until stopped."""
+    """``serve TARGET [--http HOST:PORT]``: serve the target's tools until stopped, with
+    ``AGENTTOOL_MCP_STATE_KEY`` (if set) as the state key, never an argument a process list
+    would show."""
     if command:
         parser.error("serve takes no command after --")
     try:
@@ -4100,9 +4378,10 @@ def _cli_serve(ns: Any, command: list[str], parser: Any) -> int:
             port=int(port),
             allow_origins=ns.allow_origin,
             errors=ns.errors,
+            state_key=_env_state_key(),
         )
     else:
-        serve(tools, name=ns.name, errors=ns.errors)
+        serve(tools, name=ns.name, errors=ns.errors, state_key=_env_state_key())
     return 0
 
 

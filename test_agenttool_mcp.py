@@ -1519,40 +1519,57 @@ class TestOrigin(_BigServer):
             self.assertFalse(am._origin_allowed(origin, allowed), origin)
 
 
+def start_asgi_app(
+    case: unittest.TestCase, target: str, *, workers: int = 1, env: dict[str, str] | None = None
+) -> str:
+    """Serve ``asgi_app`` for the tools file ``target`` under ``uvicorn --factory`` (with
+    ``workers`` worker processes and ``env`` added to the environment), on a free 127.0.0.1
+    port, until the test ends; its URL once the port takes connections."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "agenttool_mcp:asgi_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        env={**os.environ, **CHILD_ENV, "AGENTTOOL_MCP_TARGET": target, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(WAIT)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+            proc.wait()
+
+    case.addCleanup(stop)
+    for _ in range(int(WAIT * 10)):
+        if proc.poll() is not None:
+            break
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=WAIT).close()
+            return f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            threading.Event().wait(0.1)
+    raise AssertionError(f"uvicorn never listened on port {port} (exit code {proc.poll()})")
+
+
 class TestASGIWorkers(_BigServer):
     def test_two_workers_serve_one_clients_calls_and_lose_nothing(self) -> None:
-        port = _free_port()
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "--factory",
-                "agenttool_mcp:asgi_app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--workers",
-                "2",
-                "--log-level",
-                "warning",
-            ],
-            env={**os.environ, **CHILD_ENV, "AGENTTOOL_MCP_TARGET": self.target},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-        def stop() -> None:
-            proc.terminate()
-            try:
-                proc.wait(WAIT)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                proc.kill()
-                proc.wait()
-
-        self.addCleanup(stop)
-        url = f"http://127.0.0.1:{port}/mcp"
+        url = start_asgi_app(self, self.target, workers=2)
         remote = None
         for _ in range(int(WAIT * 10)):
             try:
