@@ -3665,9 +3665,11 @@ class _Compiler:
         self.anchors: dict[str, Any] = {}
         self.bases: dict[int, str] = {}
         self.nodes: list[tuple[Any, str, str]] = []  # every subschema: node, base, location
+        self.refers = False  # a subschema holds a reference: only then can subschemas cycle
         self.resources[_ROOT_BASE] = root
         self._index_resources(root, _ROOT_BASE, "#", False)
-        self._refuse_cycles()
+        if self.refers:
+            self._refuse_cycles()
 
     # -- errors and small emitters ------------------------------------------------------------
 
@@ -3756,6 +3758,8 @@ class _Compiler:
         for kw, value in node.items():
             if kw not in self.unknown:
                 _check_keyword(self, loc, kw, value)
+        if not self.refers and ("$ref" in node or "$recursiveRef" in node or "$dynamicRef" in node):
+            self.refers = True
         if not hidden:
             self.bases[id(node)] = base
             self.nodes.append((node, base, loc))
