@@ -8554,6 +8554,8 @@ def definition_hash(t: Tool) -> str:
 def _jcs(value: Any) -> str:
     """RFC 8785 canonical JSON: members sorted by UTF-16 code units, no whitespace,
     numbers as ECMAScript writes them."""
+    if _jcs_plain(value):  # json's own writing is already canonical: in C, at a third the time
+        return _JCS_ENCODER.encode(value)
     if isinstance(value, dict):
         keys = sorted(value, key=lambda k: k.encode("utf-16-be"))
         return "{" + ",".join(_jcs(str(k)) + ":" + _jcs(value[k]) for k in keys) + "}"
@@ -8566,6 +8568,33 @@ def _jcs(value: Any) -> str:
     if isinstance(value, float):
         return _ecmascript_number(value)
     raise TypeError(f"cannot canonicalise {type(value).__name__}")
+
+
+# json's writing with sorted keys and no spaces, the RFC 8785 form of a value _jcs_plain admits
+# (whose walk raises on a cycle first: the encoder need not look for one).
+_JCS_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
+)
+
+
+def _jcs_plain(value: Any) -> bool:
+    """Whether ``_JCS_ENCODER`` writes ``value`` in its RFC 8785 form: only str, int, bool and
+    None leaves (json writes floats as Python's repr, not as ECMAScript does), lists, tuples,
+    and dicts whose keys are strs below U+D800 (where sorting by code point, as json does, is
+    sorting by UTF-16 code units, as RFC 8785 does).  Call arguments nearly always are."""
+    kind = type(value)
+    if kind in _JSON_LEAVES:
+        return True
+    if kind is dict:
+        for k, v in value.items():
+            if type(k) is not str or not (k.isascii() or max(k) < "\ud800"):
+                return False
+            if type(v) not in _JSON_LEAVES and not _jcs_plain(v):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return all(type(v) in _JSON_LEAVES or _jcs_plain(v) for v in value)
+    return False
 
 
 def _args_hash(args: Any) -> str:
