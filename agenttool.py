@@ -11313,6 +11313,9 @@ def _copy_result(result: Result) -> Result:
 # tool has run); the journal then reads the call as interrupted, so a resume asks the host.
 
 _JOURNAL_SCHEMA = 2
+# How the journal writes an outcome (and a cached one): made once, not per call as json.dumps
+# with options does.
+_OUTCOME_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 _LEASE_SECONDS = 30.0
 _MAX_OUTCOME = 256 * 1024 * 1024  # bytes of one stored outcome, well under SQLite's 1 GB
 
@@ -11341,6 +11344,11 @@ def _dead_owner(owner: Any) -> bool:
     except (ValueError, OSError):
         return False
     return False
+
+
+# A statement run inside a journal's write transaction: execute(text, params) -> its rows and
+# the driver's rowcount (how many rows it changed; -1 when the driver cannot say).
+_Execute = Callable[[str, "tuple[Any, ...]"], "tuple[list[Any], int]"]
 
 
 def _close_quietly(conn: Any) -> None:
@@ -11467,16 +11475,27 @@ class Journal:
     def _write(self, steps: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
         """Run ``steps`` in one transaction taken for writing (BEGIN IMMEDIATE on SQLite) and
         commit it; the rows of the last step's query come back."""
+        return self._transaction(lambda execute: [execute(*step) for step in steps][-1][0])
+
+    def _transaction(self, body: Callable[[_Execute], _T]) -> _T:
+        """Run ``body(execute)`` in one transaction taken for writing (BEGIN IMMEDIATE on
+        SQLite) and commit it; ``execute(text, params)`` runs a statement and returns its rows
+        and the driver's rowcount, so a body can choose its next statement by what the last
+        one did.  Any failure rolls the transaction back and raises JournalError."""
         conn = self._connection()
-        rows: list[Any] = []
+
+        def execute(text: str, params: tuple[Any, ...]) -> tuple[list[Any], int]:
+            cur = conn.cursor()  # one per statement, closed before the commit (PyPy)
+            cur.execute(self._sql(text), params)
+            rows = list(cur.fetchall()) if cur.description else []
+            count = getattr(cur, "rowcount", -1)
+            cur.close()
+            return rows, count
+
         try:
             if self._sqlite:
                 conn.execute("BEGIN IMMEDIATE")
-            for text, params in steps:
-                cur = conn.cursor()  # one per statement, closed before the commit (PyPy)
-                cur.execute(self._sql(text), params)
-                rows = list(cur.fetchall()) if cur.description else []
-                cur.close()
+            done = body(execute)
             if self._sqlite:
                 conn.execute("COMMIT")
             else:
@@ -11495,7 +11514,7 @@ class Journal:
             raise JournalError(
                 f"agenttool: Journal: cannot write {self.path or 'the database'}: {e}"
             ) from e
-        return rows
+        return done
 
     def _read(self, text: str, params: tuple[Any, ...] = ()) -> list[Any]:
         conn = self._connection()
@@ -11639,28 +11658,31 @@ class Journal:
         import uuid
 
         args_hash = _args_hash(args)
-        statements: list[tuple[str, tuple[Any, ...]]] = [
-            (
+        minted = uuid.uuid4().hex  # the call's key, if this is its first intent
+
+        def write(execute: _Execute) -> list[Any] | None:
+            _, inserted = execute(
                 "INSERT INTO agenttool_calls (run, call_id, tool, definition_hash, args_hash,"
                 " idem_key, status, outcome, started)"
                 " VALUES (?, ?, ?, ?, ?, ?, 'intent', NULL, ?)"
                 " ON CONFLICT (run, call_id) DO NOTHING",
-                (run, call_id, tool, definition, args_hash, uuid.uuid4().hex, time.time()),
-            ),
-        ]
-        if approval is not None:
-            data = _dumps(approval)
-            guard = (tool, args_hash)  # not for a call id journaled with other arguments
-            statements.append(_record_insert(run, call_id, APPROVAL_RECORD, data, guard))
-        statements.append(
-            (
+                (run, call_id, tool, definition, args_hash, minted, time.time()),
+            )
+            if approval is not None:
+                guard = (tool, args_hash)  # not for a call id journaled with other arguments
+                execute(*_record_insert(run, call_id, APPROVAL_RECORD, _dumps(approval), guard))
+            if inserted == 1:  # the driver says the row is the one just written: no read-back
+                return None
+            rows, _ = execute(  # the intent an earlier attempt wrote (or ours: rowcount -1)
                 "SELECT tool, definition_hash, args_hash, idem_key, status, outcome"
-                " FROM agenttool_calls"
-                " WHERE run = ? AND call_id = ?",
+                " FROM agenttool_calls WHERE run = ? AND call_id = ?",
                 (run, call_id),
             )
-        )
-        rows = self._write(statements)
+            return rows
+
+        rows = self._transaction(write)
+        if rows is None:
+            return {"status": "intent", "key": minted, "outcome": None, "definition_changed": False}
         old_tool, old_def, old_args, key, status, outcome = rows[0]
         if old_tool != tool or old_args != args_hash:
             raise JournalError(
@@ -11679,7 +11701,7 @@ class Journal:
     ) -> None:
         """Make the call's outcome (a JSON object) durable; one over ``max_outcome`` bytes
         raises JournalError naming its size (SQLite's own limit on a value is 1 GB)."""
-        text = json.dumps(outcome, ensure_ascii=False, sort_keys=True)
+        text = _OUTCOME_ENCODER.encode(outcome)
         size = len(text.encode("utf-8"))
         if size > self.max_outcome:
             raise JournalError(
@@ -11710,7 +11732,7 @@ class Journal:
         entries go, then the oldest beyond ``max_entries``."""
         import time
 
-        text = json.dumps(outcome, ensure_ascii=False, sort_keys=True)
+        text = _OUTCOME_ENCODER.encode(outcome)
         if len(text.encode("utf-8")) > self.max_outcome:
             raise JournalError(f"agenttool: Journal: a cached result is over {self.max_outcome}")
         now = time.time()
