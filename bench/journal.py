@@ -8,6 +8,7 @@ README."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -39,7 +40,10 @@ def journal_per_call(path: str, calls: int, synchronous: str) -> float:
 def write_floor_rows(conn: Any, begin: str | None, mark: str, run: str, calls: int) -> float:
     """The floor: ``calls`` intents and outcomes written with bare DB-API calls into the
     journal's own ``agenttool_calls`` table (so the rows, the table and its index are the
-    same), each in a transaction of its own committed before the next; us per call.  ``begin``
+    same), each in a transaction of its own committed before the next; us per call.  Each row
+    is the journal's, computed the least costly correct way: a fresh key, the time, and the
+    SHA-256 of the arguments as ``json.dumps`` writes them sorted and compact (their RFC 8785
+    form, for these arguments, which the journal hashes too).  ``begin``
     opens a transaction for writing (``BEGIN IMMEDIATE`` on SQLite; None where the driver
     opens one itself), ``mark`` is the driver's placeholder."""
     insert = (
@@ -53,9 +57,11 @@ def write_floor_rows(conn: Any, begin: str | None, mark: str, run: str, calls: i
     for i in range(calls):
         if begin:
             conn.execute(begin)
+        canonical = json.dumps({"i": i}, sort_keys=True, separators=(",", ":"))
+        args_hash = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
         conn.execute(
             insert,
-            (run, f"c{i}", "tool", "sha256:def", "sha256:x", uuid.uuid4().hex, time.time()),
+            (run, f"c{i}", "tool", "sha256:def", args_hash, uuid.uuid4().hex, time.time()),
         )
         conn.commit()
         if begin:
