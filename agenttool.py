@@ -8581,6 +8581,8 @@ def definition_hash(t: Tool) -> str:
 def _jcs(value: Any) -> str:
     """RFC 8785 canonical JSON: members sorted by UTF-16 code units, no whitespace,
     numbers as ECMAScript writes them."""
+    if _jcs_plain(value):  # json writes it canonically already, in C (5 us, not 21, for a call)
+        return _JCS_ENCODER.encode(value)
     if isinstance(value, dict):
         keys = sorted(value, key=lambda k: k.encode("utf-16-be"))
         return "{" + ",".join(_jcs(str(k)) + ":" + _jcs(value[k]) for k in keys) + "}"
@@ -8593,6 +8595,33 @@ def _jcs(value: Any) -> str:
     if isinstance(value, float):
         return _ecmascript_number(value)
     raise TypeError(f"cannot canonicalise {type(value).__name__}")
+
+
+# json's writing with sorted keys and no spaces, the RFC 8785 form of a value _jcs_plain admits
+# (whose walk raises on a cycle first: the encoder need not look for one).
+_JCS_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
+)
+
+
+def _jcs_plain(value: Any) -> bool:
+    """Whether ``_JCS_ENCODER`` writes ``value`` in its RFC 8785 form: only str, int, bool and
+    None leaves (json writes floats as Python's repr, not as ECMAScript does), lists, tuples,
+    and dicts whose keys are strs below U+D800 (where sorting by code point, as json does, is
+    sorting by UTF-16 code units, as RFC 8785 does).  Call arguments nearly always are."""
+    kind = type(value)
+    if kind in _JSON_LEAVES:
+        return True
+    if kind is dict:
+        for k, v in value.items():
+            if type(k) is not str or not (k.isascii() or max(k) < "\ud800"):
+                return False
+            if type(v) not in _JSON_LEAVES and not _jcs_plain(v):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return all(type(v) in _JSON_LEAVES or _jcs_plain(v) for v in value)
+    return False
 
 
 def _args_hash(args: Any) -> str:
@@ -11313,6 +11342,9 @@ def _copy_result(result: Result) -> Result:
 # tool has run); the journal then reads the call as interrupted, so a resume asks the host.
 
 _JOURNAL_SCHEMA = 2
+# How the journal writes an outcome (and a cached one): made once, not per call as json.dumps
+# with options does.
+_OUTCOME_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 _LEASE_SECONDS = 30.0
 _MAX_OUTCOME = 256 * 1024 * 1024  # bytes of one stored outcome, well under SQLite's 1 GB
 
@@ -11341,6 +11373,11 @@ def _dead_owner(owner: Any) -> bool:
     except (ValueError, OSError):
         return False
     return False
+
+
+# A statement run inside a journal's write transaction: execute(text, params) -> its rows and
+# the driver's rowcount (how many rows it changed; -1 when the driver cannot say).
+_Execute = Callable[[str, "tuple[Any, ...]"], "tuple[list[Any], int]"]
 
 
 def _close_quietly(conn: Any) -> None:
@@ -11467,16 +11504,33 @@ class Journal:
     def _write(self, steps: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
         """Run ``steps`` in one transaction taken for writing (BEGIN IMMEDIATE on SQLite) and
         commit it; the rows of the last step's query come back."""
+        return self._transaction(lambda execute: [execute(*step) for step in steps][-1][0])
+
+    def _transaction(self, body: Callable[[_Execute], _T]) -> _T:
+        """Run ``body(execute)`` in one transaction taken for writing (BEGIN IMMEDIATE on
+        SQLite) and commit it; ``execute(text, params)`` runs a statement and returns its rows
+        and the driver's rowcount, so a body can choose its next statement by what the last
+        one did.  Any failure rolls the transaction back and raises JournalError."""
         conn = self._connection()
-        rows: list[Any] = []
+        sqlite = self._sqlite
+
+        def execute(text: str, params: tuple[Any, ...]) -> tuple[list[Any], int]:
+            # a cursor per statement, closed before the commit (PyPy); sqlite3's execute makes
+            # it in C, with the statement (0.8 us less per statement than cursor() and execute)
+            if sqlite:
+                cur = conn.execute(text, params)
+            else:
+                cur = conn.cursor()
+                cur.execute(self._sql(text), params)
+            rows = list(cur.fetchall()) if cur.description else []
+            count = getattr(cur, "rowcount", -1)
+            cur.close()
+            return rows, count
+
         try:
             if self._sqlite:
                 conn.execute("BEGIN IMMEDIATE")
-            for text, params in steps:
-                cur = conn.cursor()  # one per statement, closed before the commit (PyPy)
-                cur.execute(self._sql(text), params)
-                rows = list(cur.fetchall()) if cur.description else []
-                cur.close()
+            done = body(execute)
             if self._sqlite:
                 conn.execute("COMMIT")
             else:
@@ -11495,7 +11549,7 @@ class Journal:
             raise JournalError(
                 f"agenttool: Journal: cannot write {self.path or 'the database'}: {e}"
             ) from e
-        return rows
+        return done
 
     def _read(self, text: str, params: tuple[Any, ...] = ()) -> list[Any]:
         conn = self._connection()
@@ -11645,28 +11699,31 @@ class Journal:
         import uuid
 
         args_hash = _args_hash(args)
-        statements: list[tuple[str, tuple[Any, ...]]] = [
-            (
+        minted = uuid.uuid4().hex  # the call's key, if this is its first intent
+
+        def write(execute: _Execute) -> list[Any] | None:
+            _, inserted = execute(
                 "INSERT INTO agenttool_calls (run, call_id, tool, definition_hash, args_hash,"
                 " idem_key, status, outcome, started)"
                 " VALUES (?, ?, ?, ?, ?, ?, 'intent', NULL, ?)"
                 " ON CONFLICT (run, call_id) DO NOTHING",
-                (run, call_id, tool, definition, args_hash, uuid.uuid4().hex, time.time()),
-            ),
-        ]
-        if approval is not None:
-            data = _dumps(approval)
-            guard = (tool, args_hash)  # not for a call id journaled with other arguments
-            statements.append(_record_insert(run, call_id, APPROVAL_RECORD, data, guard))
-        statements.append(
-            (
+                (run, call_id, tool, definition, args_hash, minted, time.time()),
+            )
+            if approval is not None:
+                guard = (tool, args_hash)  # not for a call id journaled with other arguments
+                execute(*_record_insert(run, call_id, APPROVAL_RECORD, _dumps(approval), guard))
+            if inserted == 1:  # the driver says the row is the one just written: no read-back
+                return None
+            rows, _ = execute(  # the intent an earlier attempt wrote (or ours: rowcount -1)
                 "SELECT tool, definition_hash, args_hash, idem_key, status, outcome"
-                " FROM agenttool_calls"
-                " WHERE run = ? AND call_id = ?",
+                " FROM agenttool_calls WHERE run = ? AND call_id = ?",
                 (run, call_id),
             )
-        )
-        rows = self._write(statements)
+            return rows
+
+        rows = self._transaction(write)
+        if rows is None:
+            return {"status": "intent", "key": minted, "outcome": None, "definition_changed": False}
         old_tool, old_def, old_args, key, status, outcome = rows[0]
         if old_tool != tool or old_args != args_hash:
             raise JournalError(
@@ -11692,7 +11749,7 @@ class Journal:
         of its cut text (handle, the part of its ``full_output`` or -1, the limit it was cut
         to); one over ``max_outcome`` bytes raises JournalError naming its size (SQLite's own
         limit on a value is 1 GB)."""
-        text = json.dumps(outcome, ensure_ascii=False, sort_keys=True)
+        text = _OUTCOME_ENCODER.encode(outcome)
         size = len(text.encode("utf-8"))
         if size > self.max_outcome:
             raise JournalError(
@@ -11753,7 +11810,7 @@ class Journal:
         entries go, then the oldest beyond ``max_entries``."""
         import time
 
-        text = json.dumps(outcome, ensure_ascii=False, sort_keys=True)
+        text = _OUTCOME_ENCODER.encode(outcome)
         if len(text.encode("utf-8")) > self.max_outcome:
             raise JournalError(f"agenttool: Journal: a cached result is over {self.max_outcome}")
         now = time.time()

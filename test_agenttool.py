@@ -5695,6 +5695,34 @@ class TestDefinitions(unittest.TestCase):
         self.assertEqual(at._ecmascript_number(123456789012345680000.0), "123456789012345680000")
         self.assertEqual(at._ecmascript_number(0.1 + 0.2), "0.30000000000000004")
 
+    def test_json_s_own_writing_is_used_only_where_it_is_canonical(self) -> None:
+        # _jcs hands a value of str/int/bool/None leaves and keys below U+D800 to json in C;
+        # floats and keys whose code point order is not their UTF-16 order take the long way.
+        self.assertEqual(
+            at._jcs({"b": [1, "x\n\u0007", None, True, (2,)], "a": {"é": "ü"}, "": -3}),
+            '{"":-3,"a":{"é":"ü"},"b":[1,"x\\n\\u0007",null,true,[2]]}',
+        )
+        self.assertEqual(at._jcs({"n": [1.0, 1e21]}), '{"n":[1,1e+21]}')
+        self.assertEqual(at._jcs({"\ue000": 1, "\U0001f600": 2}), '{"\U0001f600":2,"\ue000":1}')
+        # random values, the fast way against the long way, over every kind of leaf and key
+        rng = random.Random(8785)
+        keys = ["a", "B", "é", "ß", "\u4e2d", "\ue000", "\U0001f600", "", "a\u0000"]
+        leaves = [0, -7, 2**70, True, False, None, "", "x\ty", "\u2028", "\U0001f600", 0.5, 1.0]
+
+        def value(depth: int) -> Any:
+            kind = rng.random()
+            if depth > 3 or kind < 0.4:
+                return rng.choice(leaves)
+            if kind < 0.7:
+                return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+            return {rng.choice(keys): value(depth + 1) for _ in range(rng.randint(0, 4))}
+
+        for _ in range(2000):
+            v = value(0)
+            with unittest.mock.patch.object(at, "_jcs_plain", return_value=False):
+                slow = at._jcs(v)
+            self.assertEqual(at._jcs(v), slow, v)
+
     def test_toolset_lookup_validate_and_definitions(self) -> None:
         a, b = raw(lambda c: "", name="a"), raw(lambda c: "", name="b")
         s = at.ToolSet([a, b])

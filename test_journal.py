@@ -5,7 +5,7 @@ import os
 import tempfile
 import threading
 import unittest
-from typing import Callable
+from typing import Any, Callable
 
 import agenttool
 from test_agenttool import needs, slow
@@ -45,6 +45,41 @@ def open_at_once(open_journal: Callable[[], agenttool.Journal], n: int) -> list[
     return errors
 
 
+class LoggedConnection:
+    """A DB-API connection that logs the statements its cursors run; with ``rowcount=False``
+    its cursors say -1, as a driver that cannot count the rows a statement changed does."""
+
+    def __init__(self, conn: Any, log: list[str], rowcount: bool = True) -> None:
+        self.conn, self.log, self.rowcount = conn, log, rowcount
+
+    def cursor(self) -> "LoggedCursor":
+        return LoggedCursor(self.conn.cursor(), self)
+
+    def __getattr__(self, name: str) -> Any:  # commit, rollback, close
+        return getattr(self.conn, name)
+
+
+class LoggedCursor:
+    def __init__(self, cur: Any, conn: LoggedConnection) -> None:
+        self.cur, self.conn = cur, conn
+
+    def execute(self, text: str, params: Any = ()) -> Any:
+        self.conn.log.append(text)
+        return self.cur.execute(text, params)
+
+    @property
+    def rowcount(self) -> int:
+        return int(self.cur.rowcount) if self.conn.rowcount else -1
+
+    def __getattr__(self, name: str) -> Any:  # fetchall, description, close
+        return getattr(self.cur, name)
+
+
+def read_backs(log: list[str]) -> int:
+    """How many times the logged statements read a call's intent back."""
+    return sum(text.startswith("SELECT tool, definition_hash") for text in log)
+
+
 class TestJournalStorage(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.TemporaryDirectory()
@@ -63,6 +98,43 @@ class TestJournalStorage(unittest.TestCase):
         again = second.intent("turn-1", "c1", "pay", "sha256:d", {"amount": 3})
         self.assertEqual(again["key"], first["key"])
         self.assertFalse(again["definition_changed"])
+
+    def logged_journal(self, rowcount: bool) -> tuple[agenttool.Journal, list[str]]:
+        """A journal on a new SQLite file through connect=, logging its statements."""
+        import sqlite3
+
+        log: list[str] = []
+        path = os.path.join(self.dir.name, f"logged-{rowcount}.db")
+        journal = agenttool.Journal(
+            connect=lambda: LoggedConnection(sqlite3.connect(path), log, rowcount),
+            paramstyle="qmark",
+        )
+        self.addCleanup(journal.close)
+        return journal, log
+
+    def test_a_new_intent_is_not_read_back_and_a_journaled_one_is(self) -> None:
+        # The driver's rowcount says the insert wrote the row: the intent is what was written.
+        # Without a rowcount (-1), or when the call was journaled before (0), it is read back.
+        for rowcount in (True, False):
+            journal, log = self.logged_journal(rowcount)
+            del log[:]
+            first = journal.intent("r", "c1", "pay", "sha256:d", {"amount": 3})
+            self.assertEqual(read_backs(log), 0 if rowcount else 1, f"rowcount={rowcount}")
+            self.assertEqual(
+                first,
+                {
+                    "status": "intent",
+                    "key": first["key"],
+                    "outcome": None,
+                    "definition_changed": False,
+                },
+            )
+            self.assertRegex(first["key"], "^[0-9a-f]{32}$")
+            self.assertEqual(journal.calls("r")[0]["key"], first["key"])  # the key stored
+            del log[:]
+            again = journal.intent("r", "c1", "pay", "sha256:e", {"amount": 3})
+            self.assertEqual(read_backs(log), 1)
+            self.assertEqual((again["key"], again["definition_changed"]), (first["key"], True))
 
     def test_outcome_is_returned_on_resume(self) -> None:
         self.journal.intent("r", "c1", "pay", "sha256:d", {})
@@ -233,6 +305,21 @@ class TestJournalPostgres(unittest.TestCase):
         self.assertEqual(journal.runs(), [])
         journal.close()
         other.close()
+
+    def test_a_new_intent_on_postgres_is_one_statement(self) -> None:
+        log: list[str] = []
+        journal = agenttool.Journal(
+            connect=lambda: LoggedConnection(self.connect(), log), paramstyle="format"
+        )
+        self.addCleanup(journal.close)
+        del log[:]
+        first = journal.intent("pg-one", "c1", "pay", "h", {"amount": 3})
+        self.assertEqual((len(log), read_backs(log)), (1, 0))
+        self.assertEqual(journal.calls("pg-one")[0]["key"], first["key"])
+        del log[:]
+        self.assertEqual(journal.intent("pg-one", "c1", "pay", "h", {"amount": 3}), first)
+        self.assertEqual(read_backs(log), 1)
+        journal.forget("pg-one")
 
     def test_agents_starting_at_once_on_a_new_database_all_open_it(self) -> None:
         """Six connections creating the journal's tables in one new database at once all
