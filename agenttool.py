@@ -12182,7 +12182,11 @@ class _RunJournal:
         handles of its cut output; a failure is logged and the result still goes out (the
         tool ran; a resume will ask the host)."""
         try:
-            self.journal.outcome(self.run, call_id, _stored(result, error), pages=pages)
+            stored = _stored(result, error)
+            if pages:
+                self.journal.outcome(self.run, call_id, stored, pages=pages)
+            else:  # as before pages existed: a subclass's outcome() may not take them
+                self.journal.outcome(self.run, call_id, stored)
         except Exception as exc:  # noqa: BLE001 - see the docstring
             _log(_ERROR, f'run "{self.run}": the outcome of call "{call_id}" was not saved', exc)
 

@@ -104,6 +104,29 @@ class TestJournaledExecutor(unittest.TestCase):
             [r.ns for r in self.journal.records("t1", "c1")], ["test:effect"]
         )  # records are journaled as the tool writes them
 
+    def test_a_journal_subclass_overriding_outcome_as_before_pages_still_works(self) -> None:
+        """A Journal subclass whose outcome() has the signature it had before read_output's
+        pages were journaled still gets every outcome that has none."""
+        seen: list[str] = []
+
+        class Watched(at.Journal):
+            def outcome(  # type: ignore[override]
+                self, run: str, call_id: str, outcome: dict[str, Any], status: str = "done"
+            ) -> None:
+                seen.append(call_id)
+                super().outcome(run, call_id, outcome, status)
+
+        journal = Watched(os.path.join(self.dir.name, "watched.db"))
+        try:
+            ex = at.Executor(journal=journal)
+            finals(ex.execute(self.tools.jobs(), run="t1"))
+            again = finals(ex.execute(self.tools.jobs(), run="t1"))
+        finally:
+            journal.close()
+        self.assertEqual(sorted(seen), ["c1", "c2", "c3"])
+        self.assertTrue(all(e.replayed for e in again.values()))
+        self.assertEqual(len(self.tools.effects), 3)
+
     def test_an_error_outcome_is_replayed_as_the_model_read_it(self) -> None:
         @at.tool(replay=at.Replay.UNKNOWN)
         def broken() -> str:
