@@ -340,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     servers = {
         "agenttool_mcp": ("agenttool_mcp:asgi_app", ours_env),
         "SDK": ("scaleout_app:sdk_app", env),
+        "SDK, SSE": ("scaleout_app:sdk_sse_app", env),
     }
     logs = tempfile.mkdtemp(prefix="agenttool-scaleout-")
     best: dict[tuple[str, str], dict[str, Any]] = {}
@@ -358,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
             for name in servers:
                 asyncio.run(load(ports[name], era, args.clients, min(1.0, args.seconds)))
         for n in range(args.passes):
-            order = list(servers) if n % 2 == 0 else list(reversed(servers))
+            names = list(servers)
+            order = names[n % len(names) :] + names[: n % len(names)]  # each first in turn
             for era in eras:
                 for name in order:
                     got = asyncio.run(load(ports[name], era, args.clients, args.seconds))
@@ -380,16 +382,17 @@ def main(argv: list[str] | None = None) -> int:
                         best.setdefault(key, got)
     load_after = results.load()
     for era in eras:
-        ours, sdk = best[(era, "agenttool_mcp")], best[(era, "SDK")]
+        ours, sdk, sse = (best[(era, n)] for n in servers)
         failed = [
             f"{name}: {len(g['failures'])} failed ({g['failures'][0]})"
-            for name, g in (("agenttool_mcp", ours), ("SDK", sdk))
+            for name, g in zip(servers, (ours, sdk, sse), strict=True)
             if g["failures"]
         ]
         ratio = ours["rate"] / sdk["rate"] if sdk["rate"] else 0.0
         met = ratio >= 1.0 and not failed
         print(
             f"{era}: agenttool_mcp {ours['rate']:.0f} calls/s, SDK {sdk['rate']:.0f}: {ratio:.2f}x"
+            f" (SDK with SSE replies {sse['rate']:.0f}: {ours['rate'] / sse['rate']:.2f}x)"
         )
         rows.append(
             results.row(
@@ -398,7 +401,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"MCP server throughput, {args.workers} uvicorn workers, {era} era"
                 " (`python bench/scaleout.py`)",
                 f"{ours['rate']:.0f} calls/s",
-                f"the SDK's stateless `MCPServer` (JSON replies) {sdk['rate']:.0f} calls/s",
+                f"the SDK's stateless `MCPServer` with JSON replies {sdk['rate']:.0f} calls/s"
+                f" (with its default SSE replies {sse['rate']:.0f} calls/s,"
+                f" {ours['rate'] / sse['rate']:.2f}x)",
                 f"{ratio:.2f}x",
                 ">= 1.0x",
                 met,
