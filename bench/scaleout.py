@@ -1,5 +1,5 @@
 """agenttool_mcp scaled out against the SDK's own server, side by side in one run:
-``python bench/scaleout.py [--workers 4] [--clients 16] [--seconds 3] [--passes 5] [--quick]
+``python bench/scaleout.py [--workers 4] [--clients 16] [--seconds 2] [--passes 8] [--quick]
 [--conformance] [--results PATH]``.
 
 - throughput: ``agenttool_mcp.asgi_app`` (``uvicorn --factory agenttool_mcp:asgi_app --workers
@@ -321,8 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench/scaleout.py", description=__doc__.split("\n")[0])
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--clients", type=int, default=16)
-    p.add_argument("--seconds", type=float, default=3.0)
-    p.add_argument("--passes", type=int, default=5)
+    p.add_argument("--seconds", type=float, default=2.0)
+    p.add_argument("--passes", type=int, default=8)
     p.add_argument("--eras", default="legacy,2026-07-28")
     p.add_argument("--quick", action="store_true", help="2 passes of 1 s: a smoke test")
     p.add_argument("--conformance", action="store_true", help="time the conformance run too")
@@ -409,7 +409,10 @@ def main(argv: list[str] | None = None) -> int:
                 met,
                 f"{args.clients} clients, best of {args.passes} {args.seconds:g} s passes;"
                 f" load generator {max(ours['client_cpu'], sdk['client_cpu']) * 100:.0f}% of a"
-                " core at most" + ("; " + "; ".join(failed) if failed else ""),
+                " core at most; load average "
+                + " / ".join(f"{x:.2f}" for x in load_after)
+                + " when the passes ended"
+                + ("; " + "; ".join(failed) if failed else ""),
             )
         )
     sections = ["scaleout"]
