@@ -894,6 +894,7 @@ def build_server(
         version=version if version is not None else at.__version__,
         instructions=instructions,
         on_list_tools=functools.partial(_list_tools, state),
+        get_tool_input_schema=functools.partial(_input_schema, state),
         # a task's answer is a dict (CreateTaskResult), which the SDK's runner serves as is
         on_call_tool=cast(Any, functools.partial(_call_tool, state)),
         on_subscriptions_listen=ListenHandler(state.bus),
@@ -965,6 +966,16 @@ def _add_handlers(server: Server[Any], state: _ServerState) -> None:
         "notifications/initialized", mt.NotificationParams, functools.partial(_initialized, state)
     )
     server._agenttool_state = state  # type: ignore[attr-defined]
+
+
+def _input_schema(state: _ServerState, name: str) -> Mapping[str, Any] | None:
+    """A served tool's ``inputSchema`` by name (None: no such tool), for the SDK's check of a
+    2026-07-28 call's ``Mcp-Param-*`` headers.  Without it the SDK finds the schema by running
+    the whole ``tools/list`` handler once per call (a dispatch of its own, every page); the
+    list is the same for every caller here, so the lookup answers what that listing would."""
+    with state.lock:
+        entry = state.entries.get(name)
+    return None if entry is None else entry.definition.input_schema
 
 
 async def _list_tools(

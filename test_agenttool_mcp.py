@@ -1567,6 +1567,74 @@ def start_asgi_app(
     raise AssertionError(f"uvicorn never listened on port {port} (exit code {proc.poll()})")
 
 
+class TestParamHeaders(unittest.TestCase):
+    """A 2026-07-28 call's ``Mcp-Param-*`` headers are checked against the tool's schema from
+    a lookup (the SDK otherwise ran the whole tools/list handler once per call), with the same
+    verdicts as before."""
+
+    SCHEMA = {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+        "required": ["region"],
+    }
+
+    def tool(self) -> at.Tool:
+        return at.new_func("where", "Where.", self.SCHEMA, lambda c: f"at {c.args['region']}")
+
+    def test_the_server_looks_a_schema_up_by_name(self) -> None:
+        server = am.build_server([self.tool()])
+        self.assertIsNotNone(server.get_tool_input_schema)
+        self.assertEqual(server.get_tool_input_schema("where"), self.SCHEMA)
+        self.assertIsNone(server.get_tool_input_schema("nowhere"))
+        am.set_tools(server, [at.new_func("later", "Later.", None, lambda c: "ok")])
+        self.assertIsNone(server.get_tool_input_schema("where"))  # what tools/list now says
+        self.assertEqual(server.get_tool_input_schema("later")["type"], "object")
+
+    def test_a_header_that_disagrees_with_its_argument_is_refused_over_http(self) -> None:
+        import urllib.error
+        import urllib.request
+
+        port = serve_app_in_thread(self, am.asgi_app([self.tool()]))
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+
+        def call(region_header: str | None) -> tuple[int, dict[str, Any]]:
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "where", "arguments": {"region": "eu"}, "_meta": meta},
+            }
+            headers = {
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": "where",
+            }
+            if region_header is not None:
+                headers["Mcp-Param-Region"] = region_header
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/mcp", json.dumps(body).encode(), headers, method="POST"
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=WAIT) as answer:
+                    return int(answer.status), json.loads(answer.read())
+            except urllib.error.HTTPError as exc:
+                return int(exc.code), json.loads(exc.read())
+
+        status, reply = call("eu")
+        self.assertEqual(status, 200, reply)
+        self.assertEqual(reply["result"]["content"][0]["text"], "at eu")
+        for wrong in ("us", None):  # another value, or the header left out
+            status, reply = call(wrong)
+            self.assertEqual(status, 400, reply)
+            self.assertIn("error", reply)
+
+
 class TestASGIWorkers(_BigServer):
     def test_two_workers_serve_one_clients_calls_and_lose_nothing(self) -> None:
         url = start_asgi_app(self, self.target, workers=2)

@@ -126,8 +126,8 @@ class TestBenchFigures(unittest.TestCase):
             results.region(README),
             expected,
             "README.md's benchmark region differs from bench/results.json: run "
-            "`bench/run --readme` (the figures come from bench/run, bench/isolation.py and "
-            "bench/journal.py, never from an edit)",
+            "`bench/run --readme` (the figures come from bench/run, bench/isolation.py, "
+            "bench/journal.py and bench/scaleout.py, never from an edit)",
         )
 
     def test_results_file_is_well_formed(self) -> None:

@@ -37,7 +37,8 @@ BEGIN = "<!-- bench:begin: generated from bench/results.json by `bench/run --rea
 END = "<!-- bench:end -->"
 
 # The table's order: bench.py's sections, with the journal and isolation benches where a reader
-# of the executor's rows looks for them.
+# of the executor's rows looks for them, and scaleout.py's (the server under uvicorn's workers,
+# the conformance run's time) after the MCP ones.
 SECTIONS = [
     "import",
     "schema",
@@ -48,6 +49,8 @@ SECTIONS = [
     "isolation",
     "mcp",
     "http",
+    "scaleout",
+    "conformance",
 ]
 
 FIELDS = ("what", "ours", "against", "ratio", "target", "met", "note")
