@@ -1883,7 +1883,7 @@ def bench_mcp_http(at: Any, args: argparse.Namespace) -> None:
         return "x" * n
 
     def sdk_app(json_response: bool) -> Any:
-        sdk = MCPServer("bench-sdk")
+        sdk = MCPServer("bench-sdk", log_level="WARNING")  # at INFO it logs every request here
         sdk.tool(structured_output=False)(big)
         return sdk.streamable_http_app(json_response=json_response)
 
