@@ -1567,7 +1567,7 @@ def start_asgi_app(
     raise AssertionError(f"uvicorn never listened on port {port} (exit code {proc.poll()})")
 
 
-class TestParamHeaders(unittest.TestCase):
+class TestParamHeaders(_Case):
     """A 2026-07-28 call's ``Mcp-Param-*`` headers are checked against the tool's schema from
     a lookup (the SDK otherwise ran the whole tools/list handler once per call), with the same
     verdicts as before."""
