@@ -178,6 +178,16 @@ def _quiet(logger: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     return wrap
 
 
+def _end_process(proc: subprocess.Popen[Any]) -> None:
+    """Stop a server process: SIGTERM, then SIGKILL if it has not ended within ``WAIT``."""
+    proc.terminate()
+    try:
+        proc.wait(WAIT)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        proc.kill()
+        proc.wait()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -289,12 +299,7 @@ class _Fixture(_Case):
         )
 
         def stop() -> None:
-            proc.terminate()
-            try:
-                proc.wait(WAIT)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                proc.kill()
-                proc.wait()
+            _end_process(proc)
             if proc.stderr is not None:
                 proc.stderr.close()
 
@@ -1547,15 +1552,7 @@ def start_asgi_app(
         stderr=subprocess.DEVNULL,
     )
 
-    def stop() -> None:
-        proc.terminate()
-        try:
-            proc.wait(WAIT)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.wait()
-
-    case.addCleanup(stop)
+    case.addCleanup(_end_process, proc)
     for _ in range(int(WAIT * 10)):
         if proc.poll() is not None:
             break
