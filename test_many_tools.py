@@ -480,6 +480,23 @@ class TestPagesLiveWithTheRun(unittest.TestCase):
         self.assertIn("it is gone", self.read(handle, offset, "turn-3", self.journal))
 
 
+    def test_a_call_run_again_takes_its_earlier_handles_with_it(self) -> None:
+        """A finished call run again (its tool changed, the host said run it) keeps only the
+        handles of its new output: an old handle never reads another output's text."""
+        first = at.new("big", "first", lambda: ALPHABET, max_output=40, pageable=True)
+        out = at.ToolSet([first]).run([call("big", {})], journal=self.journal, run="turn-1")
+        old, _ = _cut(out[0]["output"])
+        changed = at.new("big", "changed", lambda: ALPHABET[::-1], max_output=40, pageable=True)
+        again = at.ToolSet([changed]).run(
+            [call("big", {})], journal=self.journal, run="turn-1", resolve={"c1": True}
+        )
+        new, offset = _cut(again[0]["output"])
+        self.assertNotEqual(new, old)
+        self.assertIn("it is gone", self.read(old, offset, "turn-2", self.journal))
+        page = self.read(new, offset, "turn-3", self.journal)
+        self.assertTrue(page.startswith(ALPHABET[::-1][20:60] + "\n["), page)
+
+
 class _Captured(list):  # type: ignore[type-arg]
     """The records the "agenttool" logger emits while installed, at every level."""
 
