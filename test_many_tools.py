@@ -479,7 +479,6 @@ class TestPagesLiveWithTheRun(unittest.TestCase):
         self.journal.forget("turn-1")
         self.assertIn("it is gone", self.read(handle, offset, "turn-3", self.journal))
 
-
     def test_a_call_run_again_takes_its_earlier_handles_with_it(self) -> None:
         """A finished call run again (its tool changed, the host said run it) keeps only the
         handles of its new output: an old handle never reads another output's text."""
