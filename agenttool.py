@@ -3345,8 +3345,13 @@ def _canon(v: object) -> object:
     return (type(v), repr(v))
 
 
+_HASHED_ALIKE = frozenset([str, int, float, bool, type(None)])
+
+
 def _dup(items: Any) -> tuple[int, int] | None:
     """The indexes of the first two equal items, or None."""
+    if set(map(type, items)) <= _HASHED_ALIKE and len(set(items)) == len(items):
+        return None  # JSON-equal scalars are equal in Python too (1 == 1.0), so none are
     seen: dict[object, int] = {}
     for i, item in enumerate(items):
         j = seen.setdefault(item if type(item) is str else _canon(item), i)
@@ -4184,19 +4189,42 @@ def _gen_type(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         members = keys["enum"]
         listed = repr(_listing(members))
         allowed = c.const(frozenset(_canon(m) for m in members))
-        c.emit(ind, f"if not ({v} in {allowed} if type({v}) is str else _canon({v}) in {allowed}):")
+        plain = _plain_type_test(members, v)
+        c.emit(ind, f"if not ({v} in {allowed} if {plain} else _canon({v}) in {allowed}):")
         c.fail(site, ind + 1, f"_m_enum({v}, {listed})")
     if "const" in keys:
         value = keys["const"]
         expected = c.const(_canon(value))
-        c.emit(ind, f"if ({v} if type({v}) is str else _canon({v})) != {expected}:")
+        c.emit(ind, f"if ({v} if {_plain_type_test([value], v)} else _canon({v})) != {expected}:")
         c.fail(site, ind + 1, f"_m_const({v}, {_compact(value)!r})")
     if types is not None:
-        kinds = [t for t in types if not (t == "integer" and "number" in types)]
-        test = " or ".join(_TYPE_TEST[t].format(v=v) for t in kinds)
-        c.emit(ind, f"if not ({test}):")
-        c.fail(site, ind + 1, f"_m_type({v}, {names})")
+        only = keys["enum"] if "enum" in keys else [keys["const"]] if "const" in keys else None
+        if only is None or not all(_of_types(m, types) for m in only):
+            c.emit(ind, f"if not ({_types_test(types, v)}):")
+            c.fail(site, ind + 1, f"_m_type({v}, {names})")
+        # else the value passed enum or const, so it is of the types already
         site.known = frozenset(types)
+
+
+def _plain_type_test(members: list[Any], v: str) -> str:
+    """A test that the value in ``v`` is its own ``_canon`` key (a str, int or float exactly),
+    naming the type the first of ``members`` has, which the value most likely has too."""
+    first = type(members[0]) if members else str
+    return f"type({v}) is {first.__name__ if first in (int, float) else 'str'}"
+
+
+def _of_types(value: Any, types: list[str]) -> bool:
+    """Whether the JSON ``value`` is of one of the ``types`` (2.0 is an integer)."""
+    kind = _json_type(value)
+    if kind == "number" and "number" not in types:
+        return "integer" in types and (isinstance(value, int) or value.is_integer())
+    return kind in types
+
+
+def _types_test(types: list[str], v: str) -> str:
+    """An expression true when the value in ``v`` is of one of the JSON ``types``."""
+    kinds = [t for t in types if not (t == "integer" and "number" in types)]
+    return " or ".join(_TYPE_TEST[t].format(v=v) for t in kinds)
 
 
 def _gen_string(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
@@ -4264,11 +4292,14 @@ def _decimal_multiple(c: _Compiler, v: str, m: float) -> str:
         return exact
     units, scale = int(whole + fraction), 10**places
     bound = 2.0**50 / scale
+    # round(x) with no call: adding then taking away 1.5 * 2**52 leaves x rounded to a whole
+    # number (ties to even, as round does) for |x| < 2**51, in float operations alone
+    rounded = f"({v} * {float(scale)!r} + 6755399441055744.0 - 6755399441055744.0)"
     if units == 1:
-        on_float, on_int = f"round({v} * {scale}) / {scale} == {v}", "True"
+        on_float, on_int = f"{rounded} / {float(scale)!r} == {v}", "True"
     else:
         r = c.name("r")
-        on_float = f"({r} := round({v} * {scale})) % {units} == 0 and {r} / {scale} == {v}"
+        on_float = f"({r} := {rounded}) % {units} == 0 and {r} / {float(scale)!r} == {v}"
         on_int = f"{v} * {scale} % {units} == 0"
     return (
         f"({on_float}) if type({v}) is float and {-bound!r} < {v} < {bound!r} else"
@@ -4278,7 +4309,7 @@ def _decimal_multiple(c: _Compiler, v: str, m: float) -> str:
 
 def _has_all(c: _Compiler, v: str, names: tuple[str, ...]) -> str:
     """An expression true when the object in ``v`` has every one of ``names``."""
-    if len(names) <= 4:
+    if len(names) <= 12:  # a chain of lookups is quicker than the set comparison up to here
         return " and ".join(f"{n!r} in {v}" for n in names)
     return f"{v}.keys() >= {c.const(frozenset(names))}"
 
@@ -4328,6 +4359,13 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if closed:
         known_fn = c.const(_known_keys(frozenset(props), tuple(c.consts[r] for r, _, _ in regexes)))
     checked = [(n, props[n]) for n in sorted(props) if not _is_true(props[n])]
+    # A closed object without patterns counts the properties it has as it checks them: its
+    # length then tells whether a key is unexpected (keys() <= K costs more than the object's
+    # other checks together).
+    unchecked = [n for n in sorted(props) if _is_true(props[n]) and n not in site.present]
+    count = c.name("n") if closed and not regexes and len(unchecked) <= 4 else ""
+    if count:
+        c.emit(ind, f"{count} = {len(site.present & props.keys())}")
     body_ind = ind
     if closed and checked:
         c.emit(ind, "try:")
@@ -4341,6 +4379,8 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         if node is False:
             c.fail(site, at, f"_m_unexpected({name!r})")
             continue
+        if count and not there:
+            c.emit(at, f"{count} += 1")
         item = c.name("v")
         c.emit(at, f"{item} = {v}[{name!r}]")
         c.sub(
@@ -4356,6 +4396,9 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     if closed:
         if regexes:
             c.emit(ind, f"if _first_extra({v}, {known_fn}) is not None:")
+        elif count:
+            terms = "".join(f" + ({n!r} in {v})" for n in unchecked)
+            c.emit(ind, f"if len({v}) != {count}{terms}:")
         else:
             c.emit(ind, f"if not {v}.keys() <= {c.const(frozenset(props))}:")
         c.fail(site, ind + 1, f"_m_unexpected(_first_extra({v}, {known_fn}))")
@@ -4546,7 +4589,31 @@ def _gen_any_of(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
                 for n in nodes
             )
         )
-        c.call(site, site.indent, f"{helper}({site.var}, ({', '.join(fns)},), {infos})")
+        check = f"{helper}({site.var}, ({', '.join(fns)},), {infos})"
+        passes = _bare_branches_test(c, nodes, site.var) if kw == "anyOf" else None
+        if passes == "True":
+            continue  # a branch accepts every value
+        if passes is None:
+            c.call(site, site.indent, check)
+        else:  # a value one bare-type branch takes (null for Optional) needs no call
+            c.emit(site.indent, f"if not ({passes}):")
+            c.call(site, site.indent + 1, check)
+
+
+def _bare_branches_test(c: _Compiler, nodes: list[Any], v: str) -> str | None:
+    """An expression true when the value in ``v`` satisfies one of the ``nodes`` that check
+    nothing but the type, ``"True"`` when one checks nothing, None when none is so plain."""
+    tests: list[str] = []
+    for node in nodes:
+        if _is_true(node):
+            return "True"
+        if not isinstance(node, dict):
+            continue
+        keys = c._keys(node)
+        raw = keys.get("type")
+        if raw is not None and all(k == "type" or k in _ANNOTATIONS for k in keys):
+            tests.append(_types_test([raw] if isinstance(raw, str) else raw, v))
+    return " or ".join(tests) if tests else None
 
 
 def _gen_not(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:

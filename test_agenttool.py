@@ -3464,6 +3464,158 @@ class TestMoreDrafts(unittest.TestCase):
 # ----- keyword generators: one function per keyword or group acting together -----------------
 
 
+class TestShortcutsAgree(unittest.TestCase):
+    """The generated code's shortcuts (a bare-type anyOf branch tested inline, a closed
+    object's keys counted, enum standing for type, unique scalars through a set) give the
+    verdicts and messages the general path gives; each row was run on the code before them."""
+
+    def test_verdicts_and_messages(self) -> None:
+        class Same:
+            def __repr__(self) -> str:
+                return "Same()"
+
+        ns = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+        closed = {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {}, "c": True, "d": False,
+                           "e": {"type": "string"}},
+            "required": ["a"],
+            "additionalProperties": False,
+        }  # fmt: skip
+        wide = {"type": "object", "properties": {k: {} for k in "abcdefg"},
+                "additionalProperties": False}  # fmt: skip
+        draft7 = "http://json-schema.org/draft-07/schema#"
+        cases: list[tuple[Any, Any, str]] = [
+            (ns, "x", ""),
+            (ns, None, ""),
+            (ns, 5, "expected string or null, got 5"),
+            (ns, [1], "expected string or null, got array"),
+            (
+                {"anyOf": [{"type": ["integer", "null"]}, {"type": "string", "minLength": 2}]},
+                "a",
+                "expected at least 2 characters, got 1",
+            ),
+            (
+                {"anyOf": [{"type": ["integer", "null"]}, {"type": "string", "minLength": 2}]},
+                2.0,
+                "",
+            ),
+            (
+                {"anyOf": [{"type": ["integer", "null"]}, {"type": "string", "minLength": 2}]},
+                2.5,
+                "expected integer or null, got 2.5",
+            ),
+            (
+                {
+                    "anyOf": [
+                        {"type": "object", "required": ["k"]},
+                        {"type": "null", "description": "none"},
+                    ]
+                },
+                {},
+                'missing required property "k"',
+            ),
+            (
+                {
+                    "anyOf": [
+                        {"type": "object", "required": ["k"]},
+                        {"type": "null", "description": "none"},
+                    ]
+                },
+                None,
+                "",
+            ),
+            ({"anyOf": [{"type": "integer"}, True]}, "anything", ""),
+            ({"anyOf": [{"type": "integer"}, {}]}, [1], ""),
+            (
+                {
+                    "$schema": draft7,
+                    "definitions": {"s": {"type": "string"}},
+                    "anyOf": [{"$ref": "#/definitions/s", "type": "integer"}, {"type": "null"}],
+                },
+                5,
+                "expected a value matching one of the 2 allowed shapes (string, or null), got 5",
+            ),
+            (
+                {
+                    "$schema": draft7,
+                    "definitions": {"s": {"type": "string"}},
+                    "anyOf": [{"$ref": "#/definitions/s", "type": "integer"}, {"type": "null"}],
+                },
+                "s",
+                "",
+            ),
+            ({"anyOf": [{"type": "integer", "unknownKeyword": 1}, {"type": "null"}]}, 3, ""),
+            (
+                {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+                3,
+                "expected exactly one of the allowed shapes to match, but 2 did",
+            ),
+            ({"oneOf": [{"type": "integer"}, {"type": "string"}]}, 3, ""),
+            (closed, {"a": 1}, ""),
+            (closed, {"a": 1, "b": [], "c": 0, "e": "x"}, ""),
+            (closed, {"a": 1, "z": 0}, 'unexpected property "z"'),
+            (closed, {"a": 1, "b": 2, "zz": 0, "aa": 1}, 'unexpected property "aa"'),
+            (closed, {"a": 1, "d": 0}, 'unexpected property "d"'),
+            (closed, {"a": "x", "Z": 0}, 'unexpected property "Z"'),
+            (closed, {"a": "x", "zz": 0}, 'a: expected integer, got "x"'),
+            (
+                closed,
+                {"a": 1, 7: 0},
+                "property name 7 is not a string; JSON object keys are strings",
+            ),
+            (closed, {"b": 1}, 'missing required property "a"'),
+            (closed, {"a": 1, "e": 5, "c": 1}, "e: expected string, got 5"),
+            (wide, {"a": 1, "g": 2}, ""),
+            (wide, {"a": 1, "h": 2}, 'unexpected property "h"'),
+            (wide, {}, ""),
+            ({"uniqueItems": True}, [1, 1.0], "expected unique items; items 0 and 1 are equal"),
+            ({"uniqueItems": True}, [1, True], ""),
+            ({"uniqueItems": True}, [0, False, None, ""], ""),
+            (
+                {"uniqueItems": True},
+                ["a", "b", "a"],
+                "expected unique items; items 0 and 2 are equal",
+            ),
+            ({"uniqueItems": True}, [None, None], "expected unique items; items 0 and 1 are equal"),
+            ({"uniqueItems": True}, [(1,), (True,)], ""),
+            ({"uniqueItems": True}, [(1,), [1]], "expected unique items; items 0 and 1 are equal"),
+            (
+                {"uniqueItems": True},
+                [Same(), Same()],
+                "expected unique items; items 0 and 1 are equal",
+            ),
+            (
+                {"uniqueItems": True},
+                [{"a": 1}, {"a": 1.0}],
+                "expected unique items; items 0 and 1 are equal",
+            ),
+            ({"uniqueItems": True}, [1.5, 2, "2", True, False], ""),
+            ({"type": "string", "enum": ["a", 1]}, 1, "expected string, got 1"),
+            ({"type": "string", "enum": ["a", 1]}, "b", 'expected one of ["a", 1], got "b"'),
+            ({"type": "string", "enum": ["a", "b"]}, None, "expected string, got null"),
+            ({"type": "string", "enum": ["a", "b"]}, 3, 'expected one of ["a", "b"], got 3'),
+            ({"type": "integer", "enum": [1, 2.0]}, 2.0, ""),
+            ({"type": "integer", "enum": [1, 2.0]}, True, "expected one of [1, 2.0], got true"),
+            ({"type": "integer", "enum": [1, 2.5]}, 2.5, "expected integer, got 2.5"),
+            ({"type": "integer", "const": 3}, 3.0, ""),
+            ({"type": "boolean", "const": False}, 0, "expected exactly false, got 0"),
+            ({"type": ["string", "null"], "enum": ["a", None]}, None, ""),
+            ({"type": "number", "enum": [1, 2]}, False, "expected one of [1, 2], got false"),
+            ({"type": "integer", "enum": [1, 2, 3]}, 2.0, ""),
+            ({"enum": [1, 2, 3]}, True, "expected one of [1, 2, 3], got true"),
+            ({"enum": [1.5, "a"]}, 1.5, ""),
+            ({"enum": [1.5, "a"]}, "a", ""),
+            ({"enum": [1.5, "a"]}, "b", 'expected one of [1.5, "a"], got "b"'),
+            ({"const": 3}, 3.0, ""),
+            ({"const": 1}, True, "expected exactly 1, got true"),
+            ({"const": 2.5}, 2.5, ""),
+        ]
+        for schema, value, expected in cases:
+            got = error_of(schema, value).replace("invalid arguments: ", "")
+            self.assertEqual(got, expected, (schema, value))
+
+
 class TestDecimalMultipleOf(unittest.TestCase):
     """multipleOf on decimals (prices): exact on the numbers as written, and fast."""
 
@@ -3476,6 +3628,8 @@ class TestDecimalMultipleOf(unittest.TestCase):
         rnd = random.Random(13)
         for m in (0.01, 0.05, 0.25, 0.0001, 2.5e-5, 0.07, 12.5, 3.3e-8, 1e-300, 5e-324):
             values: list[Any] = [0.0, -0.0, 0, 1, 1e17, 1e300, 0.1 + 0.2, -19.99]
+            edge = 2.0**50 * m  # where the float path hands over to fractions
+            values += [edge * 0.999999, edge, edge * 1.000001, -edge, (2**40 + 0.5) * m]
             for _ in range(300):
                 n = rnd.randint(-(10 ** rnd.randint(1, 16)), 10 ** rnd.randint(1, 16))
                 values += [float(f"{n}e-{rnd.randint(0, 12)}"), n * m, n]

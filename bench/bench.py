@@ -819,10 +819,92 @@ PRICED_ARGS: dict[str, Any] = {
     ]
 }
 
+# A meeting's attendees: the nullable fields (anyOf [string, null]) that pydantic's Optional
+# writes and models send.
+NULLABLE: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+MEETING_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "attendees": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "email": NULLABLE,
+                    "phone": NULLABLE,
+                    "company": NULLABLE,
+                    "role": NULLABLE,
+                },
+                "required": ["name", "email", "phone", "company", "role"],
+            },
+        },
+    },
+    "required": ["title", "attendees"],
+}
+MEETING_ARGS: dict[str, Any] = {
+    "title": "Planning",
+    "attendees": [
+        {
+            "name": f"person {i}",
+            "email": f"p{i}@example.org" if i % 2 else None,
+            "phone": None,
+            "company": "ACME",
+            "role": None if i % 3 else "lead",
+        }
+        for i in range(8)
+    ],
+}
+
+ID_PATTERN = "^[a-z0-9-]{1,40}$"
+PATTERNED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ids": {"type": "array", "items": {"type": "string", "pattern": ID_PATTERN}}},
+    "required": ["ids"],
+}
+PATTERNED_ARGS: dict[str, Any] = {"ids": [f"item-{i}-{i * 7919 % 1000:03d}" for i in range(1000)]}
+
+UNIQUE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
+    "required": ["tags"],
+}
+UNIQUE_ARGS: dict[str, Any] = {"tags": [f"tag-{i}" for i in range(1000)]}
+
+SERVICE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "image": {"type": "string"},
+        "replicas": {"type": "integer", "minimum": 0},
+        "ports": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 65535}},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+    "required": ["image"],
+    "additionalProperties": False,
+}
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"services": {"type": "object", "additionalProperties": SERVICE_SCHEMA}},
+    "required": ["services"],
+}
+CONFIG_ARGS: dict[str, Any] = {
+    "services": {
+        f"svc{i}": {
+            "image": f"registry.example/app{i}:1.{i}",
+            "replicas": i % 5,
+            "ports": [8000 + i, 9000 + i],
+            "env": {"MODE": "prod", "LEVEL": str(i)},
+        }
+        for i in range(200)
+    }
+}
+
 
 def pydantic_types() -> dict[str, Any]:
-    """pydantic types equivalent to the three schemas (TypedDicts; lax mode, pydantic's default)."""
-    from typing import Annotated, Literal, Optional
+    """pydantic types equivalent to the schemas (TypedDicts; lax mode, pydantic's default); a
+    shape pydantic cannot express (unique items in a list) has none."""
+    from typing import Annotated, Literal
 
     import pydantic
     from typing_extensions import NotRequired, TypedDict
@@ -884,12 +966,38 @@ def pydantic_types() -> dict[str, Any]:
     class Order(TypedDict):
         items: list[Priced]
 
-    del Optional
+    class Attendee(TypedDict):
+        name: str
+        email: str | None
+        phone: str | None
+        company: str | None
+        role: str | None
+
+    class Meeting(TypedDict):
+        title: str
+        attendees: list[Attendee]
+
+    class Ids(TypedDict):
+        ids: list[Annotated[str, pydantic.StringConstraints(pattern=ID_PATTERN)]]
+
+    @pydantic.with_config(pydantic.ConfigDict(extra="forbid"))
+    class Service(TypedDict):
+        image: str
+        replicas: NotRequired[Annotated[int, pydantic.Field(ge=0)]]
+        ports: NotRequired[list[Annotated[int, pydantic.Field(ge=1, le=65535)]]]
+        env: NotRequired[dict[str, str]]
+
+    class Config(TypedDict):
+        services: dict[str, Service]
+
     return {
         "small": Small,
         "everything": Everything,
         "array of 100": Batch,
         "1,000 priced items": Order,
+        "8 attendees": Meeting,
+        "1,000 patterned strings": Ids,
+        "200 services": Config,
     }
 
 
@@ -898,7 +1006,15 @@ VALIDATE_WHAT = {
     "everything": "validate, the corpus's `everything`",
     "array of 100": "validate, an array of 100 nested objects",
     "1,000 priced items": "validate, 1,000 priced items (`multipleOf: 0.01`, exact)",
+    "8 attendees": "validate, a meeting of 8 attendees with four `anyOf [string, null]` fields",
+    "1,000 patterned strings": "validate, 1,000 strings with a `pattern`",
+    "1,000 unique strings": "validate, 1,000 strings with `uniqueItems`",
+    "200 services": "validate, a config of 200 services (maps, closed objects, ranges)",
 }
+# The shapes of typical tool arguments, held within 2x of jsonschema-rs (issue 23); every
+# shape pydantic-core can express is to be checked faster than it checks it.
+TOOL_ARGUMENT_SHAPES = frozenset(["small", "everything", "8 attendees"])
+JSON_BOUND = 1.5  # validate_json's time over json.loads alone, at every size (issue 23)
 
 
 def bench_validation(at: Any, args: argparse.Namespace) -> None:
@@ -925,6 +1041,11 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
         print(f"  (skipping 'everything': {os.path.normpath(path)} is absent)")
     schemas.append(("array of 100", ARRAY_SCHEMA, ARRAY_ARGS))
     schemas.append(("1,000 priced items", PRICED_SCHEMA, PRICED_ARGS))
+    parsed = len(schemas)  # validate_json is measured on these (its sizes)
+    schemas.append(("8 attendees", MEETING_SCHEMA, MEETING_ARGS))
+    schemas.append(("1,000 patterned strings", PATTERNED_SCHEMA, PATTERNED_ARGS))
+    schemas.append(("1,000 unique strings", UNIQUE_SCHEMA, UNIQUE_ARGS))
+    schemas.append(("200 services", CONFIG_SCHEMA, CONFIG_ARGS))
 
     peers: dict[str, Any] = {}
     try:
@@ -966,7 +1087,6 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
         "pydantic json",
     ]
     rows = []
-    checks: list[tuple[str, float, float]] = []
     parsing: list[tuple[str, float, float]] = []  # validate_json and json.loads per schema
     for label, schema, value in schemas:
         text = json.dumps(value)
@@ -994,7 +1114,7 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
             js(value)
             names.append("jsonschema")
             cases.append((js, value))
-        if "pydantic" in peers:
+        if "pydantic" in peers and label in ptypes:
             ta = peers["pydantic"].TypeAdapter(ptypes[label])
             ta.validate_python(value)
             ta.validate_json(text)
@@ -1018,18 +1138,38 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
         ):
             t = got.get(peer)
             row.append(f"{fmt_ns(t.best)} ({fmt_ratio(t.best / t_val.best)})" if t else "-")
-        t_fjs = got["fastjsonschema"].best if "fastjsonschema" in got else float("nan")
         rows.append(row)
         against = ", ".join(
             f"{name} {fmt_ns(got[key].best)}"
             for key, name in (
-                ("fastjsonschema", "fastjsonschema"),
                 ("jsonschema-rs", "jsonschema-rs"),
                 ("pydantic py", "pydantic-core"),
+                ("fastjsonschema", "fastjsonschema"),
                 ("jsonschema", "jsonschema"),
             )
             if key in got
         )
+        # Issue 23's targets: faster than pydantic-core on every shape it can express, and
+        # within 2x of jsonschema-rs on typical tool arguments.
+        goals: list[tuple[str, str, float]] = []  # the goal, the peer, the bound on our time
+        if label in ptypes:
+            goals.append(("ahead of pydantic-core", "pydantic py", 1.0))
+        if label in TOOL_ARGUMENT_SHAPES:
+            goals.append(("within 2x of jsonschema-rs", "jsonschema-rs", 2.0))
+        ratios, verdicts = [], []
+        for goal, peer, bound in goals or [("", "jsonschema-rs", 0.0)]:
+            name = "pydantic-core" if peer == "pydantic py" else peer
+            if peer in got:
+                r = t_val.best / got[peer].best
+                ratios.append(f"{fmt_ratio(r)} {name}'s time")
+                if goal:
+                    verdicts.append(r <= bound)
+                    target(
+                        f"validate {goal} ({label})", r <= bound, f"{fmt_ratio(r)} {name}'s time"
+                    )
+            elif goal:
+                verdicts.append(False)
+                target(f"validate {goal} ({label})", False, f"{name} not measured")
         ROWS.append(
             results.row(
                 "validation",
@@ -1037,21 +1177,18 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
                 VALIDATE_WHAT.get(label, f"validate, {label}"),
                 fmt_ns(t_val.best),
                 against,
-                f"{fmt_ratio(t_val.best / t_fjs)} fastjsonschema's time" if t_fjs == t_fjs else "",
-                "<= 1x fastjsonschema",
-                t_val.best <= t_fjs if t_fjs == t_fjs else False,
+                "; ".join(ratios),
+                ", ".join(
+                    f"<= {bound:g}x {'pydantic-core' if peer == 'pydantic py' else peer}"
+                    for _, peer, bound in goals
+                ),
+                all(verdicts) if goals else None,
             )
         )
-        parsing.append((label, t_vj.best, t_loads.best))
-        checks.append(
-            (
-                label,
-                t_val.best / t_fjs if t_fjs == t_fjs else float("nan"),
-                t_vj.best / t_loads.best,
-            )
-        )
+        if len(parsing) < parsed:
+            parsing.append((label, t_vj.best, t_loads.best))
     table(header, rows)
-    missed = sum(vj > 2 * loads for _, vj, loads in parsing)
+    missed = sum(vj > JSON_BOUND * loads for _, vj, loads in parsing)
     ROWS.append(
         results.row(
             "validation",
@@ -1062,22 +1199,16 @@ def bench_validation(at: Any, args: argparse.Namespace) -> None:
             " / ".join(fmt_ns(vj) for _, vj, _ in parsing),
             "`json.loads` " + " / ".join(fmt_ns(loads) for _, _, loads in parsing),
             " / ".join(fmt_ratio(vj / loads) for _, vj, loads in parsing),
-            "<= 2x `json.loads`",
+            f"<= {JSON_BOUND:g}x `json.loads`",
             missed == 0,
             f"{missed} of {len(parsing)}" if missed else "",
         )
     )
-    for label, r_fjs, r_loads in checks:
-        if r_fjs == r_fjs:
-            target(
-                f"validate no slower than fastjsonschema ({label})",
-                r_fjs <= 1.0,
-                f"{fmt_ratio(r_fjs)} fastjsonschema's time",
-            )
+    for label, vj, loads in parsing:
         target(
-            f"validate_json within 2x of json.loads ({label})",
-            r_loads <= 2.0,
-            f"{fmt_ratio(r_loads)} json.loads",
+            f"validate_json within {JSON_BOUND:g}x of json.loads ({label})",
+            vj <= JSON_BOUND * loads,
+            f"{fmt_ratio(vj / loads)} json.loads",
         )
     bench_compiling(at, peers)
     if args.profile:
