@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import base64
+import collections
 import contextlib
 import dataclasses
 import datetime
@@ -3614,6 +3615,29 @@ class TestShortcutsAgree(unittest.TestCase):
         for schema, value, expected in cases:
             got = error_of(schema, value).replace("invalid arguments: ", "")
             self.assertEqual(got, expected, (schema, value))
+
+    def test_required_properties_read_once_from_a_dict_only(self) -> None:
+        """Required properties with checks are read where they are required; a dict subclass
+        that answers a missing key (Counter, defaultdict) is asked first, and left unchanged."""
+        schema = {
+            "type": "object",
+            "required": ["a", "b", "c"],
+            "properties": {"a": {"type": "integer"}, "b": {}, "c": {"type": "string"}},
+        }
+        for value, expected in [
+            ({"a": 1, "c": "x"}, 'missing required property "b"'),
+            ({"b": 1, "c": "x"}, 'missing required property "a"'),
+            ({"a": 1, "b": 2}, 'missing required property "c"'),
+            ({"a": "1", "b": 2, "c": "x"}, 'a: expected integer, got "1"'),
+            ({"a": 1, "b": 2, "c": "x"}, ""),
+            (collections.Counter({"b": 1, "c": 1}), 'missing required property "a"'),
+            (collections.defaultdict(int, {"b": 1, "c": "x"}), 'missing required property "a"'),
+            (collections.OrderedDict(a=1, b=2, c="x"), ""),
+        ]:
+            before = dict(value)
+            got = error_of(schema, value).replace("invalid arguments: ", "")
+            self.assertEqual(got, expected, value)
+            self.assertEqual(dict(value), before, value)
 
 
 class TestDecimalMultipleOf(unittest.TestCase):
