@@ -4829,8 +4829,11 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   Every other pattern runs on a lazy DFA over its NFA, which also takes lookaheads right
 #   after a leading ^: a step costs a dict lookup once the DFA state is known, and a new one a
 #   pass over the NFA states (n x m/8 int operations at worst, about 80 ms for 10 KB on a
-#   200-state pattern whose DFA blows up).  A pattern that needs re (a backreference, another
-#   lookaround) but may backtrack is refused.
+#   200-state pattern whose DFA blows up).  When a text makes it explode (the DFA started over
+#   twice in one search), the search goes on over sets of pattern positions held in one int,
+#   a character a few shifts and masks of it (_PositionSearch), in memory bounded by the
+#   pattern.  A pattern that needs re (a backreference, another lookaround) but may backtrack
+#   is refused.
 
 _MAX_CODE_POINT = 0x10FFFF
 _Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, non-adjacent (lo, hi) code points
@@ -5754,8 +5757,7 @@ class _LinearSearch:
         self.singles: dict[Any, list[int]] = {}  # per context, per state (-1: not yet)
         self.known: dict[tuple[int, bool, bool], dict[Any, Any]] = {}
         self.resets = 0  # times the DFA was full and started over: it is exploding
-        self.steps: dict[int, Any] = {}  # per class: see _bitwise
-        self.of_char: dict[str, Any] = {}  # the same, per character seen
+        self.positions: _PositionSearch | None = None  # made when the DFA explodes
         self.initial = self.state(self.start, False, True)
 
     def state(self, pending: int, prev_word: bool, at_start: bool) -> dict[Any, Any]:
@@ -5893,53 +5895,198 @@ class _LinearSearch:
     def _bitwise(
         self, first: str, chars: Iterator[str], pending: int, prev_word: bool
     ) -> bool | None:
-        """The rest of a search whose DFA explodes (``^(a|b)*a(a|b){20}$``), without DFA states:
-        each character costs a table lookup per byte of the pending set, where a table entry is
-        the union, over that byte's states, of the states after taking a character of one
-        class (with a flag bit above them all when a match was reachable before it): at most
-        256 entries a byte, so memory stays bounded however long the text."""
-        import itertools
+        """The rest of a search whose DFA explodes (``^(a|b)*a(a|b){20}$``): on position sets,
+        built once for the pattern, whose memory is bounded however long the text."""
+        positions = self.positions
+        if positions is None:  # threads may each build one: the last one kept is as good
+            positions = self.positions = _PositionSearch(self)
+        return positions.search(first, chars, pending, prev_word)
+
+
+def _set_bits(bits: int) -> list[int]:
+    """The indexes of the bits set in ``bits``, lowest first (by str.find, the sets here often
+    holding hundreds)."""
+    digits, out = bin(bits)[:1:-1], []
+    at = digits.find("1")
+    while at >= 0:
+        out.append(at)
+        at = digits.find("1", at + 1)
+    return out
+
+
+class _OtherMoves:
+    """The moves of a step beyond its inline shifts: a shift per distance when they are few,
+    else a table lookup per byte of the positions moving (at most 256 entries a byte)."""
+
+    _MAX_SHIFTS = 6
+
+    def __init__(self, terms: list[tuple[int, int]]) -> None:
+        self.terms = terms  # (distance, the positions moving by it)
+        self.sources = 0
+        for _, sources in terms:
+            self.sources |= sources
+        self.width = (self.sources.bit_length() + 7) // 8
+        self.tables: list[dict[int, int]] = [{} for _ in range(self.width)]
+        self.by_table = len(terms) > self._MAX_SHIFTS
+
+    def __call__(self, states: int) -> int:
+        """Where these moves take ``states``."""
+        if not self.by_table:
+            return self.shifted(states)
+        out, tables = 0, self.tables
+        for at, byte in enumerate((states & self.sources).to_bytes(self.width, "little")):
+            if byte:
+                union = tables[at].get(byte)
+                if union is None:
+                    union = tables[at][byte] = self.shifted(byte << 8 * at)
+                out |= union
+        return out
+
+    def shifted(self, states: int) -> int:
+        """The same, a shift per distance."""
+        out = 0
+        for distance, sources in self.terms:
+            moving = states & sources
+            out |= moving << distance if distance >= 0 else moving >> -distance
+        return out
+
+
+class _PositionSearch:
+    """A search over sets of pattern positions as ints, for texts that make the DFA explode.
+
+    A position is a char state of the NFA (states no text tells apart, ``a`` and ``b`` in
+    ``(a|b)``, merged into one), its bit in the pattern's order, so that most moves span a
+    few fixed distances: a character costs ``Follow(R) & B[class]`` as masked copies of R
+    shifted by each distance (Shift-And over Glushkov positions), a few int operations.
+    """
+
+    _MAX_CHARS = 4096  # characters whose steps are kept (beyond, looked up by class)
+
+    def __init__(self, linear: _LinearSearch) -> None:
+        nfa, spread, match = linear.nfa, linear.spread, linear.match
+        self.linear = linear
+        chars = [s for s in reversed(range(len(nfa.kind))) if nfa.kind[s] == "char"]
+        char_bits = sum(1 << c for c in chars)
+        words = (False, True) if linear.words else (False,)
+        mid = [(False, False, prev, nxt) for prev in words for nxt in words]
+        ends = [(False, True, prev, False) for prev in words]
+        follows = {c: [spread(1 << nfa.out1[c], context) for context in mid] for c in chars}
+        finals = {c: [spread(1 << nfa.out1[c], context) & match for context in ends] for c in chars}
+        firsts = [spread(linear.start, context) for context in mid]
+        preds = {c: [0] * len(mid) for c in chars}
+        for c in chars:
+            for at, follow in enumerate(follows[c]):
+                for d in _set_bits(follow & char_bits):
+                    preds[d][at] |= 1 << c
+        groups: dict[Any, list[int]] = {}
+        for c in chars:
+            key = (
+                tuple(follows[c]),
+                tuple(preds[c]),
+                tuple(first >> c & 1 for first in firsts),
+                tuple(finals[c]),
+            )
+            groups.setdefault(key, []).append(c)
+        self.members = list(groups.values())  # per position, its char states
+        self.position = {c: at for at, members in enumerate(self.members) for c in members}
+        unanchored = not linear.anchored
+        self.always = (1 << len(self.members)) if unanchored else 0  # a bit R keeps unanchored
+        heads = [members[0] for members in self.members]
+        self.last = [
+            sum(1 << p for p, c in enumerate(heads) if follows[c][at] & match)
+            | (self.always if firsts[at] & match else 0)
+            for at in range(len(mid))
+        ]
+        self.first = [self.of_states(first) if unanchored else 0 for first in firsts]
+        self.final = [
+            sum(1 << p for p, c in enumerate(heads) if finals[c][at])
+            | (self.always if spread(linear.start, ends[at]) & match else 0)
+            for at in range(len(ends))
+        ]
+        self.moves: list[dict[int, int]] = []  # per context: distance -> the positions moving by it
+        for at in range(len(mid)):
+            moves: dict[int, int] = {}
+            for p, c in enumerate(heads):
+                for q in _set_bits(self.of_states(follows[c][at])):
+                    moves[q - p] = moves.get(q - p, 0) | 1 << p
+            self.moves.append(moves)
+        self.by_class: dict[int, Any] = {}
+        self.of_char: dict[str, Any] = {}
+
+    def of_states(self, states: int) -> int:
+        """The positions of the char states among ``states``."""
+        position, out = self.position, 0
+        for s in _set_bits(states):
+            if s in position:  # merged states share a bit: or, not sum
+                out |= 1 << position[s]
+        return out
+
+    def steps(self, ch: str) -> Any:
+        """Per previous character not a word one, and a word one, the step for ``ch``: (its
+        word-ness, the positions a match follows, the positions entered afresh, then the
+        distances and masks of the moves into positions that take it)."""
         from bisect import bisect_right
 
-        flag = 1 << len(self.nfa.kind)
-        width, start, anchored = self.width, self.start, self.anchored
-        of_char = self.of_char
-        for ch in itertools.chain((first,), chars):
+        linear = self.linear
+        k = bisect_right(linear.bounds, ord(ch)) - 1
+        found = self.by_class.get(k)
+        if found is None:
+            word = linear.words and _contains(_WORD, linear.bounds[k])
+            takes = self.of_states(linear.taking(k))
+            if linear.words:  # contexts are (previous, next) word-ness: 0 to 3
+                found = (self.step(int(word), word, takes), self.step(2 + word, word, takes))
+            else:
+                found = (self.step(0, word, takes),) * 2
+            self.by_class[k] = found
+        if len(self.of_char) < self._MAX_CHARS:
+            self.of_char[ch] = found
+        return found
+
+    def step(self, at: int, word: bool, takes: int) -> tuple[Any, ...]:
+        """The step into the positions ``takes`` in context ``at``: the moves into them by
+        distance, the two moving the most positions forward inline."""
+        terms = []
+        for distance, sources in self.moves[at].items():
+            into = takes >> distance if distance >= 0 else takes << -distance
+            if sources & into:
+                terms.append((distance, sources & into))
+        terms.sort(key=lambda term: -bin(term[1]).count("1"))
+        inline = [term for term in terms if term[0] >= 0][:2]  # search() shifts two inline
+        others = [term for term in terms if term not in inline]
+        inline += [(0, 0)] * (2 - len(inline))
+        (shift1, mask1), (shift2, mask2) = inline
+        first = self.first[at] & takes | self.always
+        rest = _OtherMoves(others) if others else None
+        return (word, self.last[at], first, shift1, mask1, shift2, mask2, rest)
+
+    def search(
+        self, first: str, chars: Iterator[str], pending: int, prev_word: bool
+    ) -> bool | None:
+        """The rest of a search from ``pending`` (NFA states) before ``first``."""
+        from bisect import bisect_right
+
+        linear = self.linear
+        word = self.steps(first)[prev_word][0]
+        live = linear.spread(pending, (False, False, prev_word, word))
+        if live & linear.match:
+            return True
+        k = bisect_right(linear.bounds, ord(first)) - 1
+        now = self.of_states(live & linear.taking(k)) | self.always
+        prev_word, of_char = word, self.of_char
+        for ch in chars:
             known = of_char.get(ch)
             if known is None:
-                k = bisect_right(self.bounds, ord(ch)) - 1
-                word = self.words and _contains(_WORD, self.bounds[k])
-                known = self.steps.get(k)
-                if known is None:  # per previous character not a word one, and a word one
-                    tables: tuple[list[dict[int, int]], ...] = tuple(
-                        [{} for _ in range(width)] for _ in range(2)
-                    )
-                    known = self.steps[k] = (k, word, tables)
-                if len(of_char) < 4096:
-                    of_char[ch] = known
-            k, word, tables = known
-            table = tables[prev_word]
-            nxt = 0
-            for at, byte in enumerate(pending.to_bytes(width, "little")):
-                if byte:
-                    union = table[at].get(byte)
-                    if union is None:
-                        union = table[at][byte] = self._step_union(at * 8, byte, k, prev_word, word)
-                    nxt |= union
-            if nxt & flag:
+                known = self.steps(ch)
+            word, last, entered, shift1, mask1, shift2, mask2, rest = known[prev_word]
+            if now & last:
                 return True
-            if not anchored:
-                nxt |= start
-            if not nxt:
+            if rest is not None:
+                entered |= rest(now)
+            now = (now & mask1) << shift1 | (now & mask2) << shift2 | entered
+            if not now:
                 return None
-            pending, prev_word = nxt, word
-        return True if self._matches_at_end(pending, prev_word, False) else None
-
-    def _step_union(self, base: int, bits: int, k: int, prev_word: bool, word: bool) -> int:
-        """For the states of ``bits`` (``base`` up): where taking class ``k`` leads, mid-text."""
-        live = self.spread(bits << base, (False, False, prev_word, word))
-        out = self.spread(live & self.taking(k), None)
-        return out | (1 << len(self.nfa.kind)) if live & self.match else out
+            prev_word = word
+        return True if now & self.final[prev_word] else None
 
 
 def _linear_search(node: _Node) -> Callable[[str], Any]:

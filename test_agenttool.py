@@ -3991,6 +3991,74 @@ class TestHostilePatterns(unittest.TestCase):
         self.assertEqual(self.run_bounded(code), ["refused", "accepted", "refused"])
 
 
+class TestPositionSets(unittest.TestCase):
+    """Once its lazy DFA explodes, a search goes on over sets of pattern positions (a few
+    shifts of one int a character): the verdicts must be the plain DFA's."""
+
+    MANY_ENDS = "x(ab|cd|ef|gh|ij|kl|mn|op|qr|st){3}!"  # a follows ten ends: ten distances
+    PATTERNS = [  # and the characters (or words) of the strings tried on it
+        ("^(a|b)*a(a|b){6}$", "ab"),  # a and b merged: every move a shift by 0 or 1
+        ("^[\\s\\S]*x[\\s\\S]{5}$", "xy "),
+        ("(ab|ba)+x?(a|bc){3}", "abcx"),  # unanchored, loops moving back
+        (MANY_ENDS, ["x", "ab", "cd", "ef", "gh", "ij", "kl", "mn", "op", "qr", "st", "!", "b"]),
+        ("\\b(a|b)+\\B[ab ]{3}\\b", "ab _!"),  # word boundaries: moves per context
+        ("(a|b)+\\b$", "ab _"),
+        ("^(\\w+\\s?)*x$", "ax _!"),
+        ("[!?]*![!?]{3}#|\\b", "!?#a"),  # an empty match where a word starts or ends
+        ("a$|^b", "ab"),
+    ]
+
+    def exploding(self, pattern: str) -> Any:
+        """The pattern's matcher with room for two DFA states: searches leave the DFA early."""
+        search = at._linear_search(at._EcmaParser(pattern).parse())
+        self.assertIsInstance(search, at._LinearSearch)
+        search._MAX_STATES = 2
+        return search
+
+    def test_verdicts_match_the_plain_dfa_on_many_strings(self) -> None:
+        rnd = random.Random(11)
+        for pattern, alphabet in self.PATTERNS:
+            plain = at._linear_search(at._EcmaParser(pattern).parse())
+            exploding = self.exploding(pattern)
+            verdicts = set()
+            for _ in range(400):
+                text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 30)))
+                with self.subTest(pattern=pattern, text=text):
+                    self.assertEqual(exploding(text), plain(text))
+                verdicts.add(plain(text))
+            self.assertIsNotNone(exploding.positions, pattern)  # the new path was taken
+            self.assertEqual(verdicts, {True, None}, pattern)  # and both answers checked
+
+    def test_positions_no_text_tells_apart_are_merged_into_shifts(self) -> None:
+        search = self.exploding("^(a|b)*a(a|b){20}$")
+        self.assertIsNone(search("ab" * 50))
+        positions = search.positions
+        self.assertEqual(len(positions.members), 22)  # (a|b)*, a, then one a position per (a|b)
+        self.assertEqual(sorted(positions.moves[0]), [0, 1])
+        for ch in "ab":
+            self.assertIsNone(positions.steps(ch)[False][-1])  # no moves beyond the two shifts
+
+    def test_a_pattern_of_many_distances_moves_by_table(self) -> None:
+        exploding = self.exploding(self.MANY_ENDS)
+        self.assertTrue(exploding("xqrabx" * 10 + "xabcdst!"))
+        others = exploding.positions.steps("a")[False][-1]
+        self.assertTrue(others.by_table)
+        self.assertTrue(any(others.tables))  # it was used
+        self.assertTrue(all(len(table) <= 256 for table in others.tables))
+
+    def test_memory_is_bounded_however_many_characters_a_text_has(self) -> None:
+        pattern = "^[\\s\\S]*x[\\s\\S]{5}$"
+        plain = at._linear_search(at._EcmaParser(pattern).parse())
+        exploding = self.exploding(pattern)
+        many = 3 * at._PositionSearch._MAX_CHARS
+        text = "".join(chr(0x4E00 + k) + "x" * (k % 3 == 0) for k in range(many)) + "x12345"
+        self.assertEqual(exploding(text), plain(text))
+        self.assertTrue(exploding(text))
+        positions = exploding.positions
+        self.assertEqual(len(positions.of_char), at._PositionSearch._MAX_CHARS)
+        self.assertLessEqual(len(positions.by_class), len(exploding.bounds))
+
+
 if st is not None:
     regex_atoms = st.sampled_from(
         ["a", "b", "[ab]", "[^a]", ".", "\\w", "\\W", "\\s", "\\d", "\\b", "\\B", "^", "$", "x"]
