@@ -1050,7 +1050,7 @@ def _unwrap_markers(tp: Any) -> tuple[Any, bool | None]:
     req: bool | None = None
     while True:
         origin = typing.get_origin(tp)
-        if origin is None:
+        if origin is None or type(origin) is type:  # a marker's origin is a special form
             return tp, req
         if origin is typing.Annotated:
             args = typing.get_args(tp)
@@ -1090,10 +1090,15 @@ def _admits_none(tp: Any) -> bool:
     if tp is None or tp is _NONE_TYPE or tp is Any or tp is object:
         return True
     origin = typing.get_origin(tp)
+    if origin is None:
+        return False
     if origin is typing.Annotated:
         return _admits_none(typing.get_args(tp)[0])
     if origin in _UNION_TYPES:
-        return any(_admits_none(a) for a in typing.get_args(tp))
+        for a in typing.get_args(tp):  # a loop: a generator costs as much as the rest here
+            if _admits_none(a):
+                return True
+        return False
     if _is_literal(origin):
         return any(a is None for a in typing.get_args(tp))
     return False
@@ -1215,6 +1220,9 @@ def _init_false_fields(cls: Any) -> frozenset[str]:
 
 
 def _class_hints(cls: Any, kind: str) -> dict[str, Any]:
+    ready = _evaluated_annotations(cls)
+    if ready is not None:
+        return ready
     try:
         return typing.get_type_hints(cls, include_extras=True)
     except TypeError as exc:
@@ -1235,6 +1243,23 @@ def _class_hints(cls: Any, kind: str) -> dict[str, Any]:
             _hint_failure(cls, kind, exc)
     except Exception as exc:
         _hint_failure(cls, kind, exc)
+
+
+def _evaluated_annotations(cls: Any) -> dict[str, Any] | None:
+    """A class's annotations, its bases' first, when none is left to evaluate (no string, no
+    forward reference): what get_type_hints gives, without its cost; else None."""
+    out: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        annotations = base.__dict__.get("__annotations__", {})
+        if type(annotations) is not dict:
+            return None
+        for name, ann in annotations.items():
+            if ann is None:
+                ann = _NONE_TYPE
+            elif not _resolved(ann):
+                return None
+            out[name] = ann
+    return out
 
 
 def _annotations_as_written(cls: Any) -> dict[str, Any]:
@@ -1604,6 +1629,8 @@ class _TypeTranslator:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
             return self.annotated(tp)
+        if origin is not None:  # subscripted: none of the forms checked next has an origin
+            return self.subscripted(tp, origin)
         if tp is Any or tp is object:
             return _ANY_NODE
         if tp is None:
@@ -1615,18 +1642,8 @@ class _TypeTranslator:
             return self.alias(tp, ())
         if tp is getattr(typing, "LiteralString", str) or _extension_form(tp) == "LiteralString":
             return _PRIMITIVES[str]
-        if isinstance(tp, type) and origin is None:
+        if isinstance(tp, type):
             return self.translate_class(tp)
-        if origin in _UNION_TYPES:
-            return self.union(tp)
-        if _is_literal(origin):
-            return self.literal(tp)
-        if origin is not None:
-            if _is_type_alias(origin):  # type Pair[T] = ..., as Pair[int]
-                return self.alias(origin, typing.get_args(tp))
-            if _is_object_class(origin):  # a generic dataclass, TypedDict or NamedTuple
-                return self.object_class(origin, typing.get_args(tp))
-            return self.generic(tp, origin, typing.get_args(tp))
         if isinstance(tp, typing.TypeVar):
             return self.type_variable(tp)
         if isinstance(tp, (str, typing.ForwardRef)):
@@ -1635,6 +1652,18 @@ class _TypeTranslator:
                 return self.translate(resolved)
             self.cannot(tp, "an unresolved forward reference")
         self.cannot(tp, "not a type agenttool can describe")
+
+    def subscripted(self, tp: Any, origin: Any) -> _TypeNode:
+        """A form with an origin: Union, Literal, an alias or a generic class given types."""
+        if origin in _UNION_TYPES:
+            return self.union(tp)
+        if _is_literal(origin):
+            return self.literal(tp)
+        if _is_type_alias(origin):  # type Pair[T] = ..., as Pair[int]
+            return self.alias(origin, typing.get_args(tp))
+        if _is_object_class(origin):  # a generic dataclass, TypedDict or NamedTuple
+            return self.object_class(origin, typing.get_args(tp))
+        return self.generic(tp, origin, typing.get_args(tp))
 
     def translate_class(self, tp: type) -> _TypeNode:
         if issubclass(tp, enum.Flag):
@@ -2924,6 +2953,8 @@ def _code_params(f: types.FunctionType, bound: bool) -> list[tuple[str, str, Any
 
 def _resolved(tp: Any) -> bool:
     """Whether an evaluated annotation holds no forward reference left to evaluate."""
+    if type(tp) is type:
+        return True
     if isinstance(tp, (str, typing.ForwardRef)):
         return False
     origin = typing.get_origin(tp)
@@ -3179,12 +3210,15 @@ def _injection_key(tp: Any) -> str | None:
     of an :class:`Inject` marker, ``None`` for a parameter the model fills."""
     if tp is Call:
         return ""
-    if typing.get_origin(tp) is typing.Annotated:
+    if type(tp) is type:
+        return None
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
         for marker in tp.__metadata__:
             if isinstance(marker, Inject):
                 return marker.key
         return _injection_key(typing.get_args(tp)[0])
-    if typing.get_origin(tp) in (Union, getattr(types, "UnionType", Union)):
+    if origin in _UNION_TYPES:
         members = [a for a in typing.get_args(tp) if a is not _NONE_TYPE]
         if len(members) == 1:
             return _injection_key(members[0])
