@@ -1854,7 +1854,6 @@ class _TypeTranslator:
         args = typing.get_args(tp)
         nodes = [self.translate(a) for a in args]
         non_null = [n for n in nodes if n.schema != {"type": "null"}]
-        admits = any(n.admits_none for n in nodes)
         if len(non_null) == 1 and len(nodes) == 2:
             inner = non_null[0]
             idec = inner.decode
@@ -1867,6 +1866,7 @@ class _TypeTranslator:
                 return v is None or ifits(v)
 
             return _TypeNode(_nullable(inner.schema), dec_opt, fits_opt, admits_none=True)
+        admits = any(n.admits_none for n in nodes)
         # null goes last in the schema, as a nullable type writes it; decoding keeps source order
         shown = sorted(nodes, key=lambda n: n.schema == {"type": "null"})
         if all(set(n.schema) == {"type"} and isinstance(n.schema["type"], str) for n in nodes):
@@ -2458,14 +2458,13 @@ class _TypeTranslator:
         tp = f.tp
         if f.has_default and f.default is None and not _admits_none(tp):
             tp = Optional[tp]  # a None default makes the type Optional, on every version
-        admits = _admits_none(tp)
         node = self.translate(tp)
         dec = node.decode
         schema = node.schema
         if f.doc and not _has_own_description(tp):  # Annotated wins, then the field's doc
             schema = {**schema, "description": f.doc}
         null_default = False
-        if self.strict and f.has_default and not admits:
+        if self.strict and f.has_default and not _admits_none(tp):
             null_default = True
             schema = _nullable(schema)
             text = _default_text(f.default)
