@@ -6740,6 +6740,7 @@ class TestExecutorBounds(unittest.TestCase):
         code = """
         import threading
         at.set_max_threads(2)
+        at._workers.idle_seconds = 120  # no thread retires idle: only the cap takes them back
         leaf = at.new_func("leaf", "", None, lambda c: c.id)
 
         def agent(c):
@@ -6756,6 +6757,12 @@ class TestExecutorBounds(unittest.TestCase):
         threads = [threading.Thread(target=host, args=(n,)) for n in range(6)]
         for t in threads: t.start()
         for t in threads: t.join(60)
+        # A thread past the cap leaves the pool just after its last task returns, which may be
+        # after the batch that task belonged to has: wait for the pool to settle at the cap.
+        import time
+        deadline = time.monotonic() + 30
+        while len(at._workers.threads()) > 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         print(sorted(out)[0], len(out), len(at._workers.threads()) <= 2)
         """
         isolated(self, code, "(True, '0.30,0.31,0.32') 6 True\n")
