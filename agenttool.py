@@ -4818,8 +4818,11 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   Accepted by ECMA but refused here, saying so: \p{Script=..} and \p{Script_Extensions=..}
 #   (their tables would double this file's Unicode data), a variable-width lookbehind, a
 #   backreference to a group inside a repeat (ECMA clears the group each time round, re keeps
-#   it), a pattern that expands past 2,000 NFA states and that re cannot run safely (a plain
-#   string, however long, runs on re: its search for one is KMP, linear).
+#   it), and, when re cannot run it safely, a pattern whose counted repeats written out pass
+#   12,000 NFA states (a plain string, however long, runs on re: its search for one is KMP,
+#   linear) or whose position sets would cost too much: more than 2,000,000 NFA state visits
+#   to build (x(a?){3000}y), or (moves per character) x (positions + 500) past 500,000, about
+#   20 us a character on CPython ((\w{1,300}\s?){1,19}x).
 # - Time: every accepted pattern runs in time linear in the string.  Python's re runs a pattern
 #   when backtracking cannot multiply: it is unambiguous (from any point, at most one way
 #   through the pattern consumes the next character) and anchored by a leading ^ or short, or
@@ -4832,8 +4835,11 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   200-state pattern whose DFA blows up).  When a text makes it explode (the DFA started over
 #   twice in one search), the search goes on over sets of pattern positions held in one int,
 #   a character a few shifts and masks of it (_PositionSearch), in memory bounded by the
-#   pattern.  A pattern that needs re (a backreference, another lookaround) but may backtrack
-#   is refused.
+#   pattern.  A pattern past 2,000 NFA states (counted repeats: ^(\w{1,50}\s?){1,100}$ has
+#   10,202) skips the DFA after its first character: its position sets are built when it is
+#   compiled, a counted repeat's copies moving by the same few distances, and the exits of
+#   the copies, each by its own distance, gathered into one test of the position they enter.
+#   A pattern that needs re (a backreference, another lookaround) but may backtrack is refused.
 
 _MAX_CODE_POINT = 0x10FFFF
 _Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, non-adjacent (lo, hi) code points
@@ -5447,7 +5453,11 @@ def _re_source(node: _Node) -> str:
 
 # ----- the NFA: the matcher's program and the ground for the safety analysis -----------------
 
-_NFA_LIMIT = 2_000  # NFA states the matcher runs (a{1000} is 1,000 of them), n x m/8 at worst
+_NFA_LIMIT = 12_000  # NFA states the matcher builds (a{1000} is 1,000 of them)
+_DFA_LIMIT = 2_000  # past it, a search leaves the DFA after one character for position sets
+_CLOSURE_BUDGET = 2_000_000  # NFA states visited building a large pattern's position sets
+_STEP_BUDGET = 500_000  # a large pattern's (moves per character) x (positions + 500) at most
+_FEW_MOVERS = 4  # past _DFA_LIMIT, a distance fewer move by is tested per position entered
 _ANALYSIS_LIMIT = 50_000  # NFA states the safety analysis looks at (each count at most 2)
 _BOUNDED_LENGTH = 64  # the longest unanchored match left to re's search
 
@@ -5475,7 +5485,10 @@ class _Nfa:
     def add(self, kind: str, arg: Any, out1: int, out2: int = -1) -> int:
         limit = _ANALYSIS_LIMIT if self.analysis else _NFA_LIMIT
         if len(self.kind) >= limit:
-            raise ValueError(f"too large to run in linear time (more than {limit} NFA states)")
+            raise ValueError(
+                f"too large to run in linear time (more than {limit:,} NFA states, its counted"
+                " repeats written out, and not a pattern Python's re runs safely)"
+            )
         self.kind.append(kind)
         self.arg.append(arg)
         self.out1.append(out1)
@@ -5758,7 +5771,13 @@ class _LinearSearch:
         self.known: dict[tuple[int, bool, bool], dict[Any, Any]] = {}
         self.resets = 0  # times the DFA was full and started over: it is exploding
         self.positions: _PositionSearch | None = None  # made when the DFA explodes
+        self.visits = 0  # NFA states closure() has visited, to bound building position sets
         self.initial = self.state(self.start, False, True)
+        self.direct = len(nfa.kind) > _DFA_LIMIT  # its DFA states would be large and slow
+        if self.direct:
+            self.positions = _PositionSearch(self)
+            self.singles.clear()  # a closure per state (n x n bits): a search needs a few again
+            self.tables.clear()
 
     def state(self, pending: int, prev_word: bool, at_start: bool) -> dict[Any, Any]:
         key = (pending, prev_word and self.words, at_start)
@@ -5796,6 +5815,7 @@ class _LinearSearch:
                     holds = (prev_word != next_word) == (test == "b")
                 if holds:
                     stack.append(nfa.out1[state])
+        self.visits += len(seen)
         return out
 
     def spread(self, states: int, context: Any) -> int:
@@ -5813,6 +5833,20 @@ class _LinearSearch:
                     union = tables[at][byte] = self.union(at * 8, byte, context)
                 out |= union
         return out
+
+    def reach(self, state: int, context: Any) -> int:
+        """What the one state ``state`` leads to (as ``spread`` says), without a pass over
+        every byte of a set: building position sets asks this once a state."""
+        singles = self.singles.get(context)
+        if singles is None:
+            self.spread(0, context)
+            singles = self.singles[context]
+        one = singles[state]
+        if one < 0:
+            nfa = self.nfa
+            one = 1 << nfa.out1[state] if context is None else self.closure(state, context)
+            singles[state] = one
+        return one
 
     def union(self, base: int, byte: int, context: Any) -> int:
         singles = self.singles[context]
@@ -5875,7 +5909,7 @@ class _LinearSearch:
                 nxt = state[ch]
             except KeyError:
                 pending, prev_word, at_start = state[-1]
-                if self.resets > resets + 1 and not at_start:  # the DFA explodes: stop building it
+                if (self.direct or self.resets > resets + 1) and not at_start:  # the DFA explodes
                     return self._bitwise(ch, chars, pending, prev_word)
                 nxt = self.move(state, ch)
             if nxt is True:
@@ -5905,8 +5939,17 @@ class _LinearSearch:
 
 def _set_bits(bits: int) -> list[int]:
     """The indexes of the bits set in ``bits``, lowest first (by str.find, the sets here often
-    holding hundreds)."""
-    digits, out = bin(bits)[:1:-1], []
+    holding hundreds; the first few by isolating the lowest bit, as a long sparse set's are)."""
+    out: list[int] = []
+    for _ in range(4):
+        if not bits:
+            return out
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    if not bits:
+        return out
+    digits = bin(bits)[:1:-1]
     at = digits.find("1")
     while at >= 0:
         out.append(at)
@@ -5916,24 +5959,31 @@ def _set_bits(bits: int) -> list[int]:
 
 class _OtherMoves:
     """The moves of a step beyond its inline shifts: a shift per distance when they are few,
-    else a table lookup per byte of the positions moving (at most 256 entries a byte)."""
+    else a table lookup per byte of the positions moving (at most 256 entries a byte); and a
+    test per position entered from many distances (where a counted repeat's copies exit)."""
 
     _MAX_SHIFTS = 6
+    _MAX_TABLE_BYTES = 256  # wider sets shift (tables would take up to 256 x width**2 bytes)
 
-    def __init__(self, terms: list[tuple[int, int]]) -> None:
+    def __init__(self, terms: list[tuple[int, int]], gathers: list[tuple[int, int]]) -> None:
         self.terms = terms  # (distance, the positions moving by it)
+        self.gathers = gathers  # (the positions entering it, a position)
         self.sources = 0
         for _, sources in terms:
             self.sources |= sources
         self.width = (self.sources.bit_length() + 7) // 8
         self.tables: list[dict[int, int]] = [{} for _ in range(self.width)]
-        self.by_table = len(terms) > self._MAX_SHIFTS
+        self.by_table = len(terms) > self._MAX_SHIFTS and self.width <= self._MAX_TABLE_BYTES
 
     def __call__(self, states: int) -> int:
         """Where these moves take ``states``."""
+        out = 0
+        for sources, target in self.gathers:
+            if states & sources:
+                out |= target
         if not self.by_table:
-            return self.shifted(states)
-        out, tables = 0, self.tables
+            return out | self.shifted(states)
+        tables = self.tables
         for at, byte in enumerate((states & self.sources).to_bytes(self.width, "little")):
             if byte:
                 union = tables[at].get(byte)
@@ -5970,8 +6020,17 @@ class _PositionSearch:
         words = (False, True) if linear.words else (False,)
         mid = [(False, False, prev, nxt) for prev in words for nxt in words]
         ends = [(False, True, prev, False) for prev in words]
-        follows = {c: [spread(1 << nfa.out1[c], context) for context in mid] for c in chars}
-        finals = {c: [spread(1 << nfa.out1[c], context) & match for context in ends] for c in chars}
+        reach, budget = linear.reach, _CLOSURE_BUDGET + linear.visits if linear.direct else None
+        follows, finals = {}, {}
+        for c in chars:
+            follows[c] = [reach(nfa.out1[c], context) for context in mid]
+            finals[c] = [reach(nfa.out1[c], context) & match for context in ends]
+            if budget is not None and linear.visits > budget:
+                raise ValueError(
+                    f"too large to run in linear time (its position sets take more than"
+                    f" {_CLOSURE_BUDGET:,} NFA state visits to build: optional parts repeated"
+                    " many times over, like (a?){3000})"
+                )
         firsts = [spread(linear.start, context) for context in mid]
         preds = {c: [0] * len(mid) for c in chars}
         for c in chars:
@@ -6004,12 +6063,30 @@ class _PositionSearch:
             for at in range(len(ends))
         ]
         self.moves: list[dict[int, int]] = []  # per context: distance -> the positions moving by it
-        for at in range(len(mid)):
+        self.gathers: list[dict[int, int]] = []  # per context: position -> those entering it
+        for at in range(len(mid)):  # by a distance few move by (a counted repeat's exits)
+            edges = [(p, _set_bits(self.of_states(follows[c][at]))) for p, c in enumerate(heads)]
+            movers: dict[int, int] = {}
+            for p, targets in edges:
+                for q in targets:
+                    movers[q - p] = movers.get(q - p, 0) + 1
             moves: dict[int, int] = {}
-            for p, c in enumerate(heads):
-                for q in _set_bits(self.of_states(follows[c][at])):
-                    moves[q - p] = moves.get(q - p, 0) | 1 << p
+            gathers: dict[int, int] = {}
+            for p, targets in edges:
+                for q in targets:
+                    if linear.direct and movers[q - p] < _FEW_MOVERS:
+                        gathers[q] = gathers.get(q, 0) | 1 << p
+                    else:
+                        moves[q - p] = moves.get(q - p, 0) | 1 << p
             self.moves.append(moves)
+            self.gathers.append(gathers)
+            cost = (len(moves) + len(gathers)) * (len(self.members) + 500)
+            if linear.direct and cost > _STEP_BUDGET:
+                raise ValueError(
+                    f"too large to run in linear time ({len(self.members):,} positions moving"
+                    f" by {len(moves):,} distances and {len(gathers):,} gathers: more than"
+                    f" {_STEP_BUDGET:,} for (moves) x (positions + 500), a character's cost)"
+                )
         self.by_class: dict[int, Any] = {}
         self.of_char: dict[str, Any] = {}
 
@@ -6056,7 +6133,8 @@ class _PositionSearch:
         inline += [(0, 0)] * (2 - len(inline))
         (shift1, mask1), (shift2, mask2) = inline
         first = self.first[at] & takes | self.always
-        rest = _OtherMoves(others) if others else None
+        gathers = [(sources, 1 << q) for q, sources in self.gathers[at].items() if takes >> q & 1]
+        rest = _OtherMoves(others, gathers) if others or gathers else None
         return (word, self.last[at], first, shift1, mask1, shift2, mask2, rest)
 
     def search(
