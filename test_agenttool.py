@@ -4145,6 +4145,30 @@ class TestCountedRepeats(unittest.TestCase):
         self.assertLessEqual(max(len(moves) for moves in exits.moves), 8)  # exits gathered
         self.assertEqual([len(gathers) > 0 for gathers in exits.gathers], [True])
 
+    def test_small_patterns_run_directly_on_position_sets_as_on_the_dfa(self) -> None:
+        """With the DFA limit at 0 every pattern takes the large patterns' path: same verdicts."""
+        patterns = [  # and the characters of the strings tried on each
+            ("^(\\w{1,5}\\s?){1,4}$", "ab _!"),
+            ("([a-c]{2,4}-){1,6}[a-c]+!", "abc-!"),
+            ("\\b([ab]{1,3}-){2,5}\\d", "ab-1 _"),
+            ("(x|yz?){2,7}$|^a{3,}", "xyza"),
+            ("((ab?){1,3}c?){1,4}!", "abc!"),
+            ("[!?]*![!?]{3}#|\\b", "!?#a"),
+        ]
+        rnd = random.Random(5)
+        for pattern, alphabet in patterns:
+            plain = at._linear_search(at._EcmaParser(pattern).parse())
+            with unittest.mock.patch.object(at, "_DFA_LIMIT", 0):
+                direct = at._linear_search(at._EcmaParser(pattern).parse())
+            self.assertTrue(direct.direct)
+            verdicts = set()
+            for _ in range(400):
+                text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 24)))
+                with self.subTest(pattern=pattern, text=text):
+                    self.assertEqual(direct(text), plain(text))
+                verdicts.add(plain(text))
+            self.assertEqual(verdicts, {True, None}, pattern)
+
     def test_patterns_past_the_bounds_are_refused_quickly_saying_why(self) -> None:
         code = (
             "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
