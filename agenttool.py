@@ -4822,7 +4822,7 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   12,000 NFA states (a plain string, however long, runs on re: its search for one is KMP,
 #   linear) or whose position sets would cost too much: more than 2,000,000 NFA state visits
 #   to build (x(a?){3000}y), or (moves per character) x (positions + 500) past 500,000, about
-#   20 us a character on CPython ((\w{1,300}\s?){1,19}x).
+#   20 us a character on CPython (eleven alternatives of different lengths repeated 100 times).
 # - Time: every accepted pattern runs in time linear in the string.  Python's re runs a pattern
 #   when backtracking cannot multiply: it is unambiguous (from any point, at most one way
 #   through the pattern consumes the next character) and anchored by a leading ^ or short, or
@@ -4837,8 +4837,10 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   a character a few shifts and masks of it (_PositionSearch), in memory bounded by the
 #   pattern.  A pattern past 2,000 NFA states (counted repeats: ^(\w{1,50}\s?){1,100}$ has
 #   10,202) skips the DFA after its first character: its position sets are built when it is
-#   compiled, a counted repeat's copies moving by the same few distances, and the exits of
-#   the copies, each by its own distance, gathered into one test of the position they enter.
+#   compiled, a counted repeat's copies moving by the same few distances; where every
+#   position of a run exits to one position (\w{1,50} to \s), one addition per character
+#   carries out of all such runs at once, and exits by distances few others take are tested
+#   per position entered.
 #   A pattern that needs re (a backreference, another lookaround) but may backtrack is refused.
 
 _MAX_CODE_POINT = 0x10FFFF
@@ -5965,9 +5967,15 @@ class _OtherMoves:
     _MAX_SHIFTS = 6
     _MAX_TABLE_BYTES = 256  # wider sets shift (tables would take up to 256 x width**2 bytes)
 
-    def __init__(self, terms: list[tuple[int, int]], gathers: list[tuple[int, int]]) -> None:
+    def __init__(
+        self,
+        terms: list[tuple[int, int]],
+        gathers: list[tuple[int, int]],
+        carries: list[tuple[int, int, int]],
+    ) -> None:
         self.terms = terms  # (distance, the positions moving by it)
         self.gathers = gathers  # (the positions entering it, a position)
+        self.carries = carries  # (runs, the bit above each, distance on to the position entered)
         self.sources = 0
         for _, sources in terms:
             self.sources |= sources
@@ -5981,6 +5989,8 @@ class _OtherMoves:
         for sources, target in self.gathers:
             if states & sources:
                 out |= target
+        for runs, above, distance in self.carries:
+            out |= ((states & runs) + runs & above) << distance  # a run with a bit set carries
         if not self.by_table:
             return out | self.shifted(states)
         tables = self.tables
@@ -5998,6 +6008,50 @@ class _OtherMoves:
         for distance, sources in self.terms:
             moving = states & sources
             out |= moving << distance if distance >= 0 else moving >> -distance
+        return out
+
+
+class _Blocks:
+    """Positions entered from every position of a run of them below (a counted repeat's
+    copies exiting, as \\w{1,50} does from each of its 50): adding the runs to the positions
+    in them sets the bit above each run where one is set, for all runs at once."""
+
+    _MIN_RUN = 4
+
+    def __init__(self, edges: list[tuple[int, list[int]]]) -> None:
+        preds: dict[int, int] = {}
+        for p, targets in edges:
+            for q in targets:
+                preds[q] = preds.get(q, 0) | 1 << p
+        self.targets: set[int] = set()
+        self.layers: list[tuple[int, int, list[tuple[int, int, int]]]] = []  # distance, taken
+        for q, sources in preds.items():  # and (run, bit above it, position entered)
+            low = (sources & -sources).bit_length() - 1
+            top = sources.bit_length()  # the bit above the run
+            if top - low < self._MIN_RUN or q < top or sources != (1 << top) - (1 << low):
+                continue
+            taken = (1 << top + 1) - (1 << low)  # no run may hold another's bit above
+            for at, (distance, used, runs) in enumerate(self.layers):
+                if distance == q - top and not used & taken:
+                    self.layers[at] = (distance, used | taken, runs)
+                    break
+            else:
+                runs = []
+                self.layers.append((q - top, taken, runs))
+            runs.append((sources, 1 << top, q))
+            self.targets.add(q)
+
+    def into(self, takes: int) -> list[tuple[int, int, int]]:
+        """Per layer, its runs whose position entered is among ``takes``, and their bits above."""
+        out = []
+        for distance, _, runs in self.layers:
+            fill = above = 0
+            for run, bit, q in runs:
+                if takes >> q & 1:
+                    fill |= run
+                    above |= bit
+            if above:
+                out.append((fill, above, distance))
         return out
 
 
@@ -6064,28 +6118,35 @@ class _PositionSearch:
         ]
         self.moves: list[dict[int, int]] = []  # per context: distance -> the positions moving by it
         self.gathers: list[dict[int, int]] = []  # per context: position -> those entering it
+        self.blocks: list[_Blocks] = []  # per context: positions entered from a run before them
         for at in range(len(mid)):  # by a distance few move by (a counted repeat's exits)
             edges = [(p, _set_bits(self.of_states(follows[c][at]))) for p, c in enumerate(heads)]
+            blocks = _Blocks(edges) if linear.direct else _Blocks([])
+            self.blocks.append(blocks)
             movers: dict[int, int] = {}
             for p, targets in edges:
                 for q in targets:
-                    movers[q - p] = movers.get(q - p, 0) + 1
+                    if q not in blocks.targets:
+                        movers[q - p] = movers.get(q - p, 0) + 1
             moves: dict[int, int] = {}
             gathers: dict[int, int] = {}
             for p, targets in edges:
                 for q in targets:
+                    if q in blocks.targets:
+                        continue
                     if linear.direct and movers[q - p] < _FEW_MOVERS:
                         gathers[q] = gathers.get(q, 0) | 1 << p
                     else:
                         moves[q - p] = moves.get(q - p, 0) | 1 << p
             self.moves.append(moves)
             self.gathers.append(gathers)
-            cost = (len(moves) + len(gathers)) * (len(self.members) + 500)
+            cost = (len(moves) + len(gathers) + 2 * len(blocks.layers)) * (len(self.members) + 500)
             if linear.direct and cost > _STEP_BUDGET:
                 raise ValueError(
                     f"too large to run in linear time ({len(self.members):,} positions moving"
-                    f" by {len(moves):,} distances and {len(gathers):,} gathers: more than"
-                    f" {_STEP_BUDGET:,} for (moves) x (positions + 500), a character's cost)"
+                    f" by {len(moves):,} distances, {len(gathers):,} gathers and"
+                    f" {len(blocks.layers):,} carries: more than {_STEP_BUDGET:,} for (moves) x"
+                    " (positions + 500), a character's cost)"
                 )
         self.by_class: dict[int, Any] = {}
         self.of_char: dict[str, Any] = {}
@@ -6134,7 +6195,8 @@ class _PositionSearch:
         (shift1, mask1), (shift2, mask2) = inline
         first = self.first[at] & takes | self.always
         gathers = [(sources, 1 << q) for q, sources in self.gathers[at].items() if takes >> q & 1]
-        rest = _OtherMoves(others, gathers) if others or gathers else None
+        carries = self.blocks[at].into(takes)
+        rest = _OtherMoves(others, gathers, carries) if others or gathers or carries else None
         return (word, self.last[at], first, shift1, mask1, shift2, mask2, rest)
 
     def search(

@@ -4121,6 +4121,11 @@ COUNTED_BY_HAND = [
 ]
 
 
+MANY_ENDINGS = (  # eleven ends moving to eleven starts, a hundred times over: 84 distances
+    "(a|bc|def|ghij|klmno|pqrstu|vwxyzAB|CDEFGHIJ|KLMNOPQRS|TUVWXYZ012|345678901ab){1,100}!"
+)
+
+
 class TestCountedRepeats(unittest.TestCase):
     """Patterns past the DFA's 2,000 NFA states run on position sets from their second
     character; those whose sets would cost too much to build or to step are refused, quickly."""
@@ -4142,8 +4147,14 @@ class TestCountedRepeats(unittest.TestCase):
             self.assertGreater(len(search.nfa.kind), 2000, pattern)
             self.assertIsNotNone(search.positions)
         exits = at._ecma_search("^([a-z]{2,8}-){1,300}[a-z]+$").positions
-        self.assertLessEqual(max(len(moves) for moves in exits.moves), 8)  # exits gathered
-        self.assertEqual([len(gathers) > 0 for gathers in exits.gathers], [True])
+        self.assertEqual([len(moves) for moves in exits.moves], [1])  # the next letter
+        self.assertEqual([len(blocks.layers) for blocks in exits.blocks], [1])  # to "-" by carry
+        self.assertEqual([len(gathers) for gathers in exits.gathers], [2])  # to [a-z]+ by test
+        words = at._ecma_search("(\\w{1,50}\\s?){1,100}x").positions
+        self.assertEqual(len(words.members), 5101)
+        self.assertEqual([len(moves) for moves in words.moves], [1])  # w to the next w
+        carries = [len(blocks.layers) for blocks in words.blocks]  # to s, to the next copy, to x
+        self.assertLessEqual(carries, [4])  # a few additions, not a hundred distances
 
     def test_small_patterns_run_directly_on_position_sets_as_on_the_dfa(self) -> None:
         """With the DFA limit at 0 every pattern takes the large patterns' path: same verdicts."""
@@ -4172,7 +4183,7 @@ class TestCountedRepeats(unittest.TestCase):
     def test_patterns_past_the_bounds_are_refused_quickly_saying_why(self) -> None:
         code = (
             "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
-            "for p in ['(a{1,1000}){1,1000}', 'x(a?){3000}b', '(\\\\w{1,300}\\\\s?){1,19}x']:\n"
+            f"for p in ['(a{{1,1000}}){{1,1000}}', 'x(a?){{3000}}b', {MANY_ENDINGS!r}]:\n"
             "    try:\n"
             "        at.validator({'pattern': p})\n"
             "        print('accepted')\n"
@@ -4187,7 +4198,7 @@ class TestCountedRepeats(unittest.TestCase):
         self.assertEqual(len(lines), 3, done.stdout)
         self.assertIn("more than 12,000 NFA states, its counted repeats written out", lines[0])
         self.assertIn("more than 2,000,000 NFA state visits to build", lines[1])
-        self.assertIn("301 distances and 1 gathers: more than 500,000 for (moves)", lines[2])
+        self.assertIn("84 distances, 1 gathers and 0 carries: more than 500,000", lines[2])
 
 
 if st is not None:
