@@ -4820,7 +4820,7 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   backreference to a group inside a repeat (ECMA clears the group each time round, re keeps
 #   it), and, when re cannot run it safely, a pattern whose counted repeats written out pass
 #   12,000 NFA states (a plain string, however long, runs on re: its search for one is KMP,
-#   linear) or whose position sets would cost too much: more than 2,000,000 NFA state visits
+#   linear) or whose position sets would cost too much: more than 1,000,000 NFA state visits
 #   to build (x(a?){3000}y), or (moves per character) x (positions + 500) past 500,000, about
 #   20 us a character on CPython (eleven alternatives of different lengths repeated 100 times).
 # - Time: every accepted pattern runs in time linear in the string.  Python's re runs a pattern
@@ -5457,7 +5457,7 @@ def _re_source(node: _Node) -> str:
 
 _NFA_LIMIT = 12_000  # NFA states the matcher builds (a{1000} is 1,000 of them)
 _DFA_LIMIT = 2_000  # past it, a search leaves the DFA after one character for position sets
-_CLOSURE_BUDGET = 2_000_000  # NFA states visited building a large pattern's position sets
+_CLOSURE_BUDGET = 1_000_000  # NFA states visited building a large pattern's position sets
 _STEP_BUDGET = 500_000  # a large pattern's (moves per character) x (positions + 500) at most
 _FEW_MOVERS = 4  # past _DFA_LIMIT, a distance fewer move by is tested per position entered
 _ANALYSIS_LIMIT = 50_000  # NFA states the safety analysis looks at (each count at most 2)
@@ -6017,6 +6017,7 @@ class _Blocks:
     in them sets the bit above each run where one is set, for all runs at once."""
 
     _MIN_RUN = 4
+    _MAX_LAYERS = 16  # each costs a character four operations; a run past them moves by shifts
 
     def __init__(self, edges: list[tuple[int, list[int]]]) -> None:
         preds: dict[int, int] = {}
@@ -6036,6 +6037,8 @@ class _Blocks:
                     self.layers[at] = (distance, used | taken, runs)
                     break
             else:
+                if len(self.layers) >= self._MAX_LAYERS:
+                    continue
                 runs = []
                 self.layers.append((q - top, taken, runs))
             runs.append((sources, 1 << top, q))

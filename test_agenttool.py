@@ -4197,7 +4197,7 @@ class TestCountedRepeats(unittest.TestCase):
         lines = done.stdout.splitlines()
         self.assertEqual(len(lines), 3, done.stdout)
         self.assertIn("more than 12,000 NFA states, its counted repeats written out", lines[0])
-        self.assertIn("more than 2,000,000 NFA state visits to build", lines[1])
+        self.assertIn("more than 1,000,000 NFA state visits to build", lines[1])
         self.assertIn("84 distances, 1 gathers and 0 carries: more than 500,000", lines[2])
 
 
