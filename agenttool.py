@@ -4851,8 +4851,11 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   Accepted by ECMA but refused here, saying so: \p{Script=..} and \p{Script_Extensions=..}
 #   (their tables would double this file's Unicode data), a variable-width lookbehind, a
 #   backreference to a group inside a repeat (ECMA clears the group each time round, re keeps
-#   it), a pattern that expands past 2,000 NFA states and that re cannot run safely (a plain
-#   string, however long, runs on re: its search for one is KMP, linear).
+#   it), and, when re cannot run it safely, a pattern whose counted repeats written out pass
+#   12,000 NFA states (a plain string, however long, runs on re: its search for one is KMP,
+#   linear) or whose position sets would cost too much: more than 1,000,000 NFA state visits
+#   to build (x(a?){3000}y), or (moves per character) x (positions + 500) past 500,000, about
+#   20 us a character on CPython (eleven alternatives of different lengths repeated 100 times).
 # - Time: every accepted pattern runs in time linear in the string.  Python's re runs a pattern
 #   when backtracking cannot multiply: it is unambiguous (from any point, at most one way
 #   through the pattern consumes the next character) and anchored by a leading ^ or short, or
@@ -4865,8 +4868,13 @@ def _shape(c: _Compiler, node: Any, base: str, depth: int) -> str:
 #   200-state pattern whose DFA blows up).  When a text makes it explode (the DFA started over
 #   twice in one search), the search goes on over sets of pattern positions held in one int,
 #   a character a few shifts and masks of it (_PositionSearch), in memory bounded by the
-#   pattern.  A pattern that needs re (a backreference, another lookaround) but may backtrack
-#   is refused.
+#   pattern.  A pattern past 2,000 NFA states (counted repeats: ^(\w{1,50}\s?){1,100}$ has
+#   10,202) skips the DFA after its first character: its position sets are built when it is
+#   compiled, a counted repeat's copies moving by the same few distances; where every
+#   position of a run exits to one position (\w{1,50} to \s), one addition per character
+#   carries out of all such runs at once, and exits by distances few others take are tested
+#   per position entered.
+#   A pattern that needs re (a backreference, another lookaround) but may backtrack is refused.
 
 _MAX_CODE_POINT = 0x10FFFF
 _Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, non-adjacent (lo, hi) code points
@@ -5480,7 +5488,11 @@ def _re_source(node: _Node) -> str:
 
 # ----- the NFA: the matcher's program and the ground for the safety analysis -----------------
 
-_NFA_LIMIT = 2_000  # NFA states the matcher runs (a{1000} is 1,000 of them), n x m/8 at worst
+_NFA_LIMIT = 12_000  # NFA states the matcher builds (a{1000} is 1,000 of them)
+_DFA_LIMIT = 2_000  # past it, a search leaves the DFA after one character for position sets
+_CLOSURE_BUDGET = 1_000_000  # NFA states visited building a large pattern's position sets
+_STEP_BUDGET = 500_000  # a large pattern's (moves per character) x (positions + 500) at most
+_FEW_MOVERS = 4  # past _DFA_LIMIT, a distance fewer move by is tested per position entered
 _ANALYSIS_LIMIT = 50_000  # NFA states the safety analysis looks at (each count at most 2)
 _BOUNDED_LENGTH = 64  # the longest unanchored match left to re's search
 
@@ -5508,7 +5520,10 @@ class _Nfa:
     def add(self, kind: str, arg: Any, out1: int, out2: int = -1) -> int:
         limit = _ANALYSIS_LIMIT if self.analysis else _NFA_LIMIT
         if len(self.kind) >= limit:
-            raise ValueError(f"too large to run in linear time (more than {limit} NFA states)")
+            raise ValueError(
+                f"too large to run in linear time (more than {limit:,} NFA states, its counted"
+                " repeats written out, and not a pattern Python's re runs safely)"
+            )
         self.kind.append(kind)
         self.arg.append(arg)
         self.out1.append(out1)
@@ -5791,7 +5806,13 @@ class _LinearSearch:
         self.known: dict[tuple[int, bool, bool], dict[Any, Any]] = {}
         self.resets = 0  # times the DFA was full and started over: it is exploding
         self.positions: _PositionSearch | None = None  # made when the DFA explodes
+        self.visits = 0  # NFA states closure() has visited, to bound building position sets
         self.initial = self.state(self.start, False, True)
+        self.direct = len(nfa.kind) > _DFA_LIMIT  # its DFA states would be large and slow
+        if self.direct:
+            self.positions = _PositionSearch(self)
+            self.singles.clear()  # a closure per state (n x n bits): a search needs a few again
+            self.tables.clear()
 
     def state(self, pending: int, prev_word: bool, at_start: bool) -> dict[Any, Any]:
         key = (pending, prev_word and self.words, at_start)
@@ -5829,6 +5850,7 @@ class _LinearSearch:
                     holds = (prev_word != next_word) == (test == "b")
                 if holds:
                     stack.append(nfa.out1[state])
+        self.visits += len(seen)
         return out
 
     def spread(self, states: int, context: Any) -> int:
@@ -5846,6 +5868,20 @@ class _LinearSearch:
                     union = tables[at][byte] = self.union(at * 8, byte, context)
                 out |= union
         return out
+
+    def reach(self, state: int, context: Any) -> int:
+        """What the one state ``state`` leads to (as ``spread`` says), without a pass over
+        every byte of a set: building position sets asks this once a state."""
+        singles = self.singles.get(context)
+        if singles is None:
+            self.spread(0, context)
+            singles = self.singles[context]
+        one = singles[state]
+        if one < 0:
+            nfa = self.nfa
+            one = 1 << nfa.out1[state] if context is None else self.closure(state, context)
+            singles[state] = one
+        return one
 
     def union(self, base: int, byte: int, context: Any) -> int:
         singles = self.singles[context]
@@ -5908,7 +5944,7 @@ class _LinearSearch:
                 nxt = state[ch]
             except KeyError:
                 pending, prev_word, at_start = state[-1]
-                if self.resets > resets + 1 and not at_start:  # the DFA explodes: stop building it
+                if (self.direct or self.resets > resets + 1) and not at_start:  # the DFA explodes
                     return self._bitwise(ch, chars, pending, prev_word)
                 nxt = self.move(state, ch)
             if nxt is True:
@@ -5938,8 +5974,17 @@ class _LinearSearch:
 
 def _set_bits(bits: int) -> list[int]:
     """The indexes of the bits set in ``bits``, lowest first (by str.find, the sets here often
-    holding hundreds)."""
-    digits, out = bin(bits)[:1:-1], []
+    holding hundreds; the first few by isolating the lowest bit, as a long sparse set's are)."""
+    out: list[int] = []
+    for _ in range(4):
+        if not bits:
+            return out
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    if not bits:
+        return out
+    digits = bin(bits)[:1:-1]
     at = digits.find("1")
     while at >= 0:
         out.append(at)
@@ -5949,24 +5994,39 @@ def _set_bits(bits: int) -> list[int]:
 
 class _OtherMoves:
     """The moves of a step beyond its inline shifts: a shift per distance when they are few,
-    else a table lookup per byte of the positions moving (at most 256 entries a byte)."""
+    else a table lookup per byte of the positions moving (at most 256 entries a byte); and a
+    test per position entered from many distances (where a counted repeat's copies exit)."""
 
     _MAX_SHIFTS = 6
+    _MAX_TABLE_BYTES = 256  # wider sets shift (tables would take up to 256 x width**2 bytes)
 
-    def __init__(self, terms: list[tuple[int, int]]) -> None:
+    def __init__(
+        self,
+        terms: list[tuple[int, int]],
+        gathers: list[tuple[int, int]],
+        carries: list[tuple[int, int, int]],
+    ) -> None:
         self.terms = terms  # (distance, the positions moving by it)
+        self.gathers = gathers  # (the positions entering it, a position)
+        self.carries = carries  # (runs, the bit above each, distance on to the position entered)
         self.sources = 0
         for _, sources in terms:
             self.sources |= sources
         self.width = (self.sources.bit_length() + 7) // 8
         self.tables: list[dict[int, int]] = [{} for _ in range(self.width)]
-        self.by_table = len(terms) > self._MAX_SHIFTS
+        self.by_table = len(terms) > self._MAX_SHIFTS and self.width <= self._MAX_TABLE_BYTES
 
     def __call__(self, states: int) -> int:
         """Where these moves take ``states``."""
+        out = 0
+        for sources, target in self.gathers:
+            if states & sources:
+                out |= target
+        for runs, above, distance in self.carries:
+            out |= ((states & runs) + runs & above) << distance  # a run with a bit set carries
         if not self.by_table:
-            return self.shifted(states)
-        out, tables = 0, self.tables
+            return out | self.shifted(states)
+        tables = self.tables
         for at, byte in enumerate((states & self.sources).to_bytes(self.width, "little")):
             if byte:
                 union = tables[at].get(byte)
@@ -5981,6 +6041,53 @@ class _OtherMoves:
         for distance, sources in self.terms:
             moving = states & sources
             out |= moving << distance if distance >= 0 else moving >> -distance
+        return out
+
+
+class _Blocks:
+    """Positions entered from every position of a run of them below (a counted repeat's
+    copies exiting, as \\w{1,50} does from each of its 50): adding the runs to the positions
+    in them sets the bit above each run where one is set, for all runs at once."""
+
+    _MIN_RUN = 4
+    _MAX_LAYERS = 16  # each costs a character four operations; a run past them moves by shifts
+
+    def __init__(self, edges: list[tuple[int, list[int]]]) -> None:
+        preds: dict[int, int] = {}
+        for p, targets in edges:
+            for q in targets:
+                preds[q] = preds.get(q, 0) | 1 << p
+        self.targets: set[int] = set()
+        self.layers: list[tuple[int, int, list[tuple[int, int, int]]]] = []  # distance, taken
+        for q, sources in preds.items():  # and (run, bit above it, position entered)
+            low = (sources & -sources).bit_length() - 1
+            top = sources.bit_length()  # the bit above the run
+            if top - low < self._MIN_RUN or q < top or sources != (1 << top) - (1 << low):
+                continue
+            taken = (1 << top + 1) - (1 << low)  # no run may hold another's bit above
+            for at, (distance, used, runs) in enumerate(self.layers):
+                if distance == q - top and not used & taken:
+                    self.layers[at] = (distance, used | taken, runs)
+                    break
+            else:
+                if len(self.layers) >= self._MAX_LAYERS:
+                    continue
+                runs = []
+                self.layers.append((q - top, taken, runs))
+            runs.append((sources, 1 << top, q))
+            self.targets.add(q)
+
+    def into(self, takes: int) -> list[tuple[int, int, int]]:
+        """Per layer, its runs whose position entered is among ``takes``, and their bits above."""
+        out = []
+        for distance, _, runs in self.layers:
+            fill = above = 0
+            for run, bit, q in runs:
+                if takes >> q & 1:
+                    fill |= run
+                    above |= bit
+            if above:
+                out.append((fill, above, distance))
         return out
 
 
@@ -6003,8 +6110,17 @@ class _PositionSearch:
         words = (False, True) if linear.words else (False,)
         mid = [(False, False, prev, nxt) for prev in words for nxt in words]
         ends = [(False, True, prev, False) for prev in words]
-        follows = {c: [spread(1 << nfa.out1[c], context) for context in mid] for c in chars}
-        finals = {c: [spread(1 << nfa.out1[c], context) & match for context in ends] for c in chars}
+        reach, budget = linear.reach, _CLOSURE_BUDGET + linear.visits if linear.direct else None
+        follows, finals = {}, {}
+        for c in chars:
+            follows[c] = [reach(nfa.out1[c], context) for context in mid]
+            finals[c] = [reach(nfa.out1[c], context) & match for context in ends]
+            if budget is not None and linear.visits > budget:
+                raise ValueError(
+                    f"too large to run in linear time (its position sets take more than"
+                    f" {_CLOSURE_BUDGET:,} NFA state visits to build: optional parts repeated"
+                    " many times over, like (a?){3000})"
+                )
         firsts = [spread(linear.start, context) for context in mid]
         preds = {c: [0] * len(mid) for c in chars}
         for c in chars:
@@ -6037,12 +6153,37 @@ class _PositionSearch:
             for at in range(len(ends))
         ]
         self.moves: list[dict[int, int]] = []  # per context: distance -> the positions moving by it
-        for at in range(len(mid)):
+        self.gathers: list[dict[int, int]] = []  # per context: position -> those entering it
+        self.blocks: list[_Blocks] = []  # per context: positions entered from a run before them
+        for at in range(len(mid)):  # by a distance few move by (a counted repeat's exits)
+            edges = [(p, _set_bits(self.of_states(follows[c][at]))) for p, c in enumerate(heads)]
+            blocks = _Blocks(edges) if linear.direct else _Blocks([])
+            self.blocks.append(blocks)
+            movers: dict[int, int] = {}
+            for p, targets in edges:
+                for q in targets:
+                    if q not in blocks.targets:
+                        movers[q - p] = movers.get(q - p, 0) + 1
             moves: dict[int, int] = {}
-            for p, c in enumerate(heads):
-                for q in _set_bits(self.of_states(follows[c][at])):
-                    moves[q - p] = moves.get(q - p, 0) | 1 << p
+            gathers: dict[int, int] = {}
+            for p, targets in edges:
+                for q in targets:
+                    if q in blocks.targets:
+                        continue
+                    if linear.direct and movers[q - p] < _FEW_MOVERS:
+                        gathers[q] = gathers.get(q, 0) | 1 << p
+                    else:
+                        moves[q - p] = moves.get(q - p, 0) | 1 << p
             self.moves.append(moves)
+            self.gathers.append(gathers)
+            cost = (len(moves) + len(gathers) + 2 * len(blocks.layers)) * (len(self.members) + 500)
+            if linear.direct and cost > _STEP_BUDGET:
+                raise ValueError(
+                    f"too large to run in linear time ({len(self.members):,} positions moving"
+                    f" by {len(moves):,} distances, {len(gathers):,} gathers and"
+                    f" {len(blocks.layers):,} carries: more than {_STEP_BUDGET:,} for (moves) x"
+                    " (positions + 500), a character's cost)"
+                )
         self.by_class: dict[int, Any] = {}
         self.of_char: dict[str, Any] = {}
 
@@ -6089,7 +6230,9 @@ class _PositionSearch:
         inline += [(0, 0)] * (2 - len(inline))
         (shift1, mask1), (shift2, mask2) = inline
         first = self.first[at] & takes | self.always
-        rest = _OtherMoves(others) if others else None
+        gathers = [(sources, 1 << q) for q, sources in self.gathers[at].items() if takes >> q & 1]
+        carries = self.blocks[at].into(takes)
+        rest = _OtherMoves(others, gathers, carries) if others or gathers or carries else None
         return (word, self.last[at], first, shift1, mask1, shift2, mask2, rest)
 
     def search(

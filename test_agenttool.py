@@ -3691,7 +3691,7 @@ class TestDecimalMultipleOf(unittest.TestCase):
 ECMA_TABLE = os.path.join(ROOT, "testdata", "ecma_regex.json")
 # Accepted by ECMA-262 (node) but refused here, with a SchemaError saying why.
 UNTRANSLATED = {
-    "a{99999999999}": "a count too large for the linear matcher (and not anchored for re)",
+    "a{99999999999}": "past the linear matcher's 12,000 NFA states (and not anchored for re)",
     "(?<=a+)b": "a variable-width lookbehind: Python's re has none",
     "\\p{Script=Greek}": "scripts are not in the Unicode tables agenttool.py carries",
     "\\p{sc=Latin}": "scripts are not in the Unicode tables agenttool.py carries",
@@ -3876,12 +3876,14 @@ class TestEcmaDialect(unittest.TestCase):
             at.validator({"pattern": "(?<=a+)b"})
 
     def test_a_long_literal_is_no_longer_too_large(self) -> None:
-        long = "x-api-" * 500  # 3,000 characters: past the NFA's 2,000 states
+        long = "x-api-" * 500  # 3,000 characters: past the DFA's 2,000 NFA states
         self.assertTrue(self.matches(long, "<" + long + ">"))
         self.assertFalse(self.matches(long + "$", long + "!"))
         self.assertTrue(self.matches("^" + long + "$", long))
-        with self.assertRaisesRegex(at.SchemaError, "more than 2000 NFA states"):
-            at.validator({"pattern": "[ab]" * 2500})  # a class each: not a literal
+        self.assertTrue(self.matches("[ab]" * 2500, "ab" * 1250))  # a class each: positions
+        self.assertFalse(self.matches("[ab]" * 2500, "ab" * 1249 + "ac"))
+        with self.assertRaisesRegex(at.SchemaError, "more than 12,000 NFA states"):
+            at.validator({"pattern": "[ab]" * 12_001})
 
     def test_deep_nesting_is_a_schema_error_not_a_crash(self) -> None:
         with self.assertRaisesRegex(at.SchemaError, "nested more than 100 deep"):
@@ -4057,6 +4059,146 @@ class TestPositionSets(unittest.TestCase):
         positions = exploding.positions
         self.assertEqual(len(positions.of_char), at._PositionSearch._MAX_CHARS)
         self.assertLessEqual(len(positions.by_class), len(exploding.bounds))
+
+
+COUNTED_PATTERNS = {  # past the old 2,000 NFA states: the verdicts node gave on each string
+    "^(\\w{1,50}\\s?){1,100}$": [  # 10,202 NFA states, 5,100 positions
+        ("", False),
+        ("a", True),
+        (" ", False),
+        ("ab cd", True),
+        ("a  b", False),
+        ("ab cd\n", True),
+        ("a" * 50, True),
+        ("a" * 51 + " b", True),
+        ("a" * 5000, True),  # the longest without white space
+        (("a" * 50 + " ") * 100, True),  # the longest: 5,100 characters
+        ("ab " * 100, True),
+        ("\u00e9", False),
+    ],
+    "^([a-z]{2,8}-){1,300}[a-z]+$": [  # 2,702 positions
+        ("", False),
+        ("ab-c", True),  # the shortest
+        ("a-c", False),
+        ("ab-", False),
+        ("ab-cd", True),
+        ("abcdefgh-x", True),
+        ("abcdefghi-x", False),
+        ("ab-" * 300 + "x", True),  # the most copies
+        ("ab-" * 301 + "x", False),  # one more
+        ("abcdefgh-" * 300 + "xyz", True),
+        ("ab-" * 150 + "a-b", False),
+        ("AB-c", False),
+    ],
+    "\\b([a-z]{2,8}-){100,300}\\d": [  # a word boundary: moves per context
+        ("ab-" * 100 + "1", True),  # the fewest copies
+        ("ab-" * 99 + "1", False),  # one fewer
+        ("xab-" * 100 + "1", True),
+        ("-" + "ab-" * 100 + "1", True),
+        ("_ab-" + "ab-" * 100 + "1", True),
+        ("zz " + "ab-" * 300 + "7", True),
+        ("ab-" * 300 + "7", True),
+        ("ab-" * 301 + "7", True),  # found from the second copy on
+        ("", False),
+        ("1", False),
+    ],
+    "(\\w{1,50}\\s?){1,100}x": [  # unanchored: every copy's exit enters x (one test)
+        ("x", False),
+        ("ax", True),
+        ("xx", True),
+        (" x", False),
+        ("a  x", False),
+        ("!" * 20 + "ab cd x", True),
+        ("ab cd", False),
+        ("ab cd\tx", True),
+    ],
+}
+# Node backtracks for minutes on these; counted instead: a copy takes at most 51 characters.
+COUNTED_BY_HAND = [
+    ("^(\\w{1,50}\\s?){1,100}$", "a" * 5001, False),
+    ("^(\\w{1,50}\\s?){1,100}$", ("a" * 50 + " ") * 100 + "a", False),
+    ("(\\w{1,50}\\s?){1,100}x", "a" * 6000 + "x", True),  # "ax" at the end
+]
+
+
+MANY_ENDINGS = (  # eleven ends moving to eleven starts, a hundred times over: 84 distances
+    "(a|bc|def|ghij|klmno|pqrstu|vwxyzAB|CDEFGHIJ|KLMNOPQRS|TUVWXYZ012|345678901ab){1,100}!"
+)
+
+
+class TestCountedRepeats(unittest.TestCase):
+    """Patterns past the DFA's 2,000 NFA states run on position sets from their second
+    character; those whose sets would cost too much to build or to step are refused, quickly."""
+
+    def test_verdicts_are_nodes(self) -> None:
+        cases = [
+            (p, text, verdict) for p, rows in COUNTED_PATTERNS.items() for text, verdict in rows
+        ]
+        for pattern, text, verdict in cases + COUNTED_BY_HAND:
+            check = at.validator({"pattern": pattern})
+            with self.subTest(pattern=pattern, text=text[:20], length=len(text)):
+                self.assertEqual(accepted_by(check, text) is True, verdict)
+
+    def test_they_run_on_position_sets_not_the_dfa(self) -> None:
+        for pattern in COUNTED_PATTERNS:
+            search = at._ecma_search(pattern)
+            self.assertIsInstance(search, at._LinearSearch)
+            self.assertTrue(search.direct, pattern)
+            self.assertGreater(len(search.nfa.kind), 2000, pattern)
+            self.assertIsNotNone(search.positions)
+        exits = at._ecma_search("^([a-z]{2,8}-){1,300}[a-z]+$").positions
+        self.assertEqual([len(moves) for moves in exits.moves], [1])  # the next letter
+        self.assertEqual([len(blocks.layers) for blocks in exits.blocks], [1])  # to "-" by carry
+        self.assertEqual([len(gathers) for gathers in exits.gathers], [2])  # to [a-z]+ by test
+        words = at._ecma_search("(\\w{1,50}\\s?){1,100}x").positions
+        self.assertEqual(len(words.members), 5101)
+        self.assertEqual([len(moves) for moves in words.moves], [1])  # w to the next w
+        carries = [len(blocks.layers) for blocks in words.blocks]  # to s, to the next copy, to x
+        self.assertLessEqual(carries, [4])  # a few additions, not a hundred distances
+
+    def test_small_patterns_run_directly_on_position_sets_as_on_the_dfa(self) -> None:
+        """With the DFA limit at 0 every pattern takes the large patterns' path: same verdicts."""
+        patterns = [  # and the characters of the strings tried on each
+            ("^(\\w{1,5}\\s?){1,4}$", "ab _!"),
+            ("([a-c]{2,4}-){1,6}[a-c]+!", "abc-!"),
+            ("\\b([ab]{1,3}-){2,5}\\d", "ab-1 _"),
+            ("(x|yz?){2,7}$|^a{3,}", "xyza"),
+            ("((ab?){1,3}c?){1,4}!", "abc!"),
+            ("[!?]*![!?]{3}#|\\b", "!?#a"),
+        ]
+        rnd = random.Random(5)
+        for pattern, alphabet in patterns:
+            plain = at._linear_search(at._EcmaParser(pattern).parse())
+            with unittest.mock.patch.object(at, "_DFA_LIMIT", 0):
+                direct = at._linear_search(at._EcmaParser(pattern).parse())
+            self.assertTrue(direct.direct)
+            verdicts = set()
+            for _ in range(400):
+                text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 24)))
+                with self.subTest(pattern=pattern, text=text):
+                    self.assertEqual(direct(text), plain(text))
+                verdicts.add(plain(text))
+            self.assertEqual(verdicts, {True, None}, pattern)
+
+    def test_patterns_past_the_bounds_are_refused_quickly_saying_why(self) -> None:
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import agenttool as at\n"
+            f"for p in ['(a{{1,1000}}){{1,1000}}', 'x(a?){{3000}}b', {MANY_ENDINGS!r}]:\n"
+            "    try:\n"
+            "        at.validator({'pattern': p})\n"
+            "        print('accepted')\n"
+            "    except at.SchemaError as err:\n"
+            "        print(str(err).split(': ', 1)[1])\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, ROOT], capture_output=True, text=True, timeout=60
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(len(lines), 3, done.stdout)
+        self.assertIn("more than 12,000 NFA states, its counted repeats written out", lines[0])
+        self.assertIn("more than 1,000,000 NFA state visits to build", lines[1])
+        self.assertIn("84 distances, 1 gathers and 0 carries: more than 500,000", lines[2])
 
 
 if st is not None:
