@@ -4366,26 +4366,22 @@ def _gen_required(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
         names = tuple(keys["required"])
         props = keys.get("properties", {})
         # Required properties that have checks are read here, where a missing one is a
-        # KeyError, rather than looked up twice; only from a dict itself, since a subclass
-        # may answer a missing key (Counter, defaultdict).
+        # KeyError, rather than looked up and then read; a dict subclass is asked first, as
+        # it may answer a missing key (Counter, defaultdict).
         read = {n: c.name("v") for n in names if isinstance(props.get(n), dict) and props[n]}
         missing = f"_m_required({v}, {names!r})"
         if read:
-            rest = tuple(n for n in names if n not in read)
-            c.emit(ind, f"if type({v}) is dict:")
-            c.emit(ind + 1, "try:")
-            for name, var in read.items():
-                c.emit(ind + 2, f"{var} = {v}[{name!r}]")
-            c.emit(ind + 1, "except KeyError:")
-            c.emit(ind + 2, f"raise _Invalid({missing}, {c.path_code(site)}) from None")
-            if rest:
-                c.emit(ind + 1, f"if not ({_has_all(c, v, rest)}):")
-                c.fail(site, ind + 2, missing)
-            c.emit(ind, "else:")
-            c.emit(ind + 1, f"if not ({_has_all(c, v, names)}):")
-            c.fail(site, ind + 2, missing)
+            c.emit(ind, f"if type({v}) is not dict and not ({_has_all(c, v, tuple(read))}):")
+            c.fail(site, ind + 1, missing)
+            c.emit(ind, "try:")
             for name, var in read.items():
                 c.emit(ind + 1, f"{var} = {v}[{name!r}]")
+            c.emit(ind, "except KeyError:")
+            c.emit(ind + 1, f"raise _Invalid({missing}, {c.path_code(site)}) from None")
+            rest = tuple(n for n in names if n not in read)
+            if rest:
+                c.emit(ind, f"if not ({_has_all(c, v, rest)}):")
+                c.fail(site, ind + 1, missing)
             site.fetched = read
         elif names:
             c.emit(ind, f"if not ({_has_all(c, v, names)}):")
@@ -4426,14 +4422,17 @@ def _gen_properties(c: _Compiler, site: _Site, keys: dict[str, Any]) -> None:
     known_fn = ""
     if closed:
         known_fn = c.const(_known_keys(frozenset(props), tuple(c.consts[r] for r, _, _ in regexes)))
-    checked = [(n, props[n]) for n in sorted(props) if not _is_true(props[n])]
+    names = sorted(props)
+    checked = [(n, props[n]) for n in names if not _is_true(props[n])]
     # A closed object without patterns counts the properties it has as it checks them: its
     # length then tells whether a key is unexpected (keys() <= K costs more than the object's
     # other checks together).
-    unchecked = [n for n in sorted(props) if _is_true(props[n]) and n not in site.present]
-    count = c.name("n") if closed and not regexes and len(unchecked) <= 4 else ""
-    if count:
-        c.emit(ind, f"{count} = {len(site.present & props.keys())}")
+    count, unchecked = "", []
+    if closed and not regexes:
+        unchecked = [n for n in names if n not in site.present and _is_true(props[n])]
+        if len(unchecked) <= 4:
+            count = c.name("n")
+            c.emit(ind, f"{count} = {len(site.present & props.keys())}")
     body_ind = ind
     if closed and checked:
         c.emit(ind, "try:")
