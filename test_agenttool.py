@@ -7169,7 +7169,9 @@ class TestFaultsNeverHang(unittest.TestCase):
         ex = at.Executor(max_parallel=1)
         sync = at.new_func("s", "", None, lambda c: "sync")
         jobs = [at.Job(at.tool(hello), at.Call("1")), at.Job(sync, at.Call("2"))]
-        print([r.output for r in at.Executor().results(jobs)[0]])
+        # flushed before the fork: a child inherits unwritten output and its own line would
+        # otherwise come first (stdout to a pipe is buffered without PYTHONUNBUFFERED)
+        print([r.output for r in at.Executor().results(jobs)[0]], flush=True)
         # a batch still running in the parent holds ex's one slot while the process forks
         gen = ex.execute([at.Job(at.new_func("held", "", None, held), at.Call("h"))])
         threading.Thread(target=lambda: list(gen)).start()

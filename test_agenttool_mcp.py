@@ -29,6 +29,9 @@ import unittest
 from collections.abc import Callable
 from typing import Any, cast
 
+if sys.version_info < (3, 10):  # agenttool_mcp, imported next, refuses older Pythons
+    raise unittest.SkipTest("agenttool_mcp needs Python 3.10 or later (as the mcp SDK does)")
+
 import agenttool as at
 import agenttool_mcp as am
 from test_agenttool import absent, limit_test_time
@@ -37,8 +40,6 @@ limit_test_time()
 
 
 def _why_skip() -> str:
-    if sys.version_info < (3, 10):
-        return "agenttool_mcp needs Python 3.10+ (the mcp SDK 2.x does)"
     try:
         import mcp  # noqa: F401
     except ImportError:
@@ -59,8 +60,6 @@ class _Case(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
-        if sys.version_info < (3, 10):
-            raise unittest.SkipTest(SKIP)
         if SKIP:
             absent(SKIP)
         super().setUpClass()

@@ -11,12 +11,16 @@ wire tests speak raw JSON-RPC to it.  Skips like test_agenttool_mcp where Python
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 import unittest
 import urllib.error
 import urllib.request
 from typing import Any
+
+if sys.version_info < (3, 10):  # agenttool_mcp, imported next, refuses older Pythons
+    raise unittest.SkipTest("agenttool_mcp needs Python 3.10 or later (as the mcp SDK does)")
 
 import agenttool as at
 import agenttool_mcp as am

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import unittest
 from typing import Any
+
+if sys.version_info < (3, 10):  # agenttool_mcp, imported next, refuses older Pythons
+    raise unittest.SkipTest("agenttool_mcp needs Python 3.10 or later (as the mcp SDK does)")
 
 import agenttool as at
 import agenttool_mcp as am

@@ -11,10 +11,14 @@ import inspect
 import logging
 import os
 import signal
+import sys
 import textwrap
 import threading
 import unittest
 from typing import Annotated, Any, Callable
+
+if sys.version_info < (3, 10):  # agenttool_mcp, imported next, refuses older Pythons
+    raise unittest.SkipTest("agenttool_mcp needs Python 3.10 or later (as the mcp SDK does)")
 
 import agenttool as at
 import agenttool_mcp as am
